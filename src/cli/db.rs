@@ -1,0 +1,62 @@
+//! `db migrate | status | reset`: schema management for the configured store.
+
+use super::render;
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::store;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    action: DbAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum DbAction {
+    /// Apply pending migrations (creates the store when it does not exist).
+    Migrate,
+    /// Show migrations, the recorded embedding model and dimension, and counts.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop every table the agent created, to rebuild with another embedding model or size.
+    Reset {
+        /// Confirm: the knowledge base is deleted.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
+    let store = store::open(&config.store.location).await?;
+    match args.action {
+        DbAction::Migrate => {
+            let applied = store.migrate(config.embedding.dim).await?;
+            if applied.is_empty() {
+                println!("{}: up to date", store.backend());
+            } else {
+                println!("{}: applied migrations {applied:?}", store.backend());
+            }
+        }
+        DbAction::Status { json } => {
+            let status = store.status().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                println!("{}", render::status_table(&status));
+            }
+        }
+        DbAction::Reset { yes } => {
+            if !yes {
+                eprintln!("db reset deletes the whole knowledge base; run it again with --yes");
+                return Ok(ExitCode::from(super::EXIT_USAGE));
+            }
+            store.reset().await?;
+            println!("{}: knowledge base deleted; run `crowdvision-agent ingest` to rebuild", store.backend());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,97 @@
+//! `ingest [PATH...]`: sources → store, with a progress bar on a TTY and a summary table.
+
+use super::render;
+use anyhow::{Context, Result};
+use clap::Args;
+use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::chunk::Chunker;
+use crowdvision_agent::retrieval::ingest::{IngestOptions, Ingestor, NoProgress, Progress};
+use crowdvision_agent::retrieval::{embed, store};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Files or folders of Markdown (.md, .markdown, .qmd, .qd).
+    #[arg(default_value = "documentation")]
+    paths: Vec<PathBuf>,
+    /// Delete stored documents whose sources were not found under the given paths.
+    #[arg(long)]
+    prune: bool,
+    /// Print what would change, per source, without writing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Refuse documents that declare no permissions (also REQUIRE_PERMISSIONS=true).
+    #[arg(long)]
+    require_permissions: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
+    let store = store::open(&config.store.location).await?;
+    store
+        .migrate(config.embedding.dim)
+        .await
+        .context("preparing the store")?;
+    let ingestor = Ingestor {
+        store,
+        embedder: embed::from_config(&config.embedding),
+        chunker: Chunker::new(config.chunking),
+    };
+    let options = IngestOptions {
+        roots: args.paths,
+        prune: args.prune,
+        dry_run: args.dry_run,
+        require_permissions: args.require_permissions || config.ingest.require_permissions,
+    };
+    let bar = (!args.json && std::io::stderr().is_terminal()).then(ProgressBar::new);
+    let progress: &dyn Progress = match &bar {
+        Some(bar) => bar,
+        None => &NoProgress,
+    };
+    let started = Instant::now();
+    let summary = ingestor.run(&options, progress).await?;
+    let elapsed = started.elapsed();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        if summary.dry_run {
+            println!("{}", render::dry_run_diff(&summary));
+        }
+        println!("{}", render::ingest_summary(&summary, elapsed));
+        for report in summary.sources.iter().filter(|r| r.error.is_some()) {
+            eprintln!("failed: {}: {}", report.source, report.error.as_deref().unwrap_or(""));
+        }
+    }
+    Ok(if summary.failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+struct ProgressBar(indicatif::ProgressBar);
+
+impl ProgressBar {
+    fn new() -> ProgressBar {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {wide_msg}")
+                .expect("the template is valid"),
+        );
+        ProgressBar(bar)
+    }
+}
+
+impl Progress for ProgressBar {
+    fn start(&self, total: usize) {
+        self.0.set_length(total as u64);
+    }
+    fn advance(&self, source: &str) {
+        self.0.set_message(source.to_string());
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}

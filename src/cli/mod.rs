@@ -1,0 +1,133 @@
+//! The command-line surface: the clap definition of every subcommand, and dispatch to one thin
+//! module per built subcommand. The subcommands of later milestones are registered already, so
+//! `--help` shows the whole tool; running one says it is not implemented yet (exit 2).
+
+mod chunk;
+mod db;
+mod ingest;
+mod render;
+
+use anyhow::Result;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use crowdvision_agent::config::Config;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code for usage and configuration errors.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "crowdvision-agent",
+    version,
+    about = "Answers questions about buildings, rooms, occupancy and sensors from a permission-filtered knowledge base and live data",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Optional settings file (YAML mapping of the environment variable names).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Walk Markdown sources, chunk, embed and store them.
+    Ingest(ingest::IngestArgs),
+    /// Print the chunks files would produce, one JSON object a line with --json.
+    Chunk(chunk::ChunkArgs),
+    /// Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score.
+    Search(LaterArgs),
+    /// Answer one question: text, citations, tool trace, usage, cost, decision.
+    Ask(LaterArgs),
+    /// Multi-turn conversation with history, the same loop as ask.
+    Chat(LaterArgs),
+    /// Golden-dataset evaluation.
+    Eval(LaterArgs),
+    /// Serve the HTTP API.
+    Serve(LaterArgs),
+    /// The tool registry: list the tools, or call one directly as the caller.
+    Tools(LaterArgs),
+    /// Simulate twin-service and sensor-service from a YAML fixture.
+    Sim(LaterArgs),
+    /// Schema management for the configured store.
+    Db(db::DbArgs),
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// Subcommands of later milestones accept any arguments until they are built.
+#[derive(Debug, Args)]
+pub struct LaterArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    rest: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+}
+
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    let load = || Config::load(cli.config.as_deref());
+    match cli.command {
+        Command::Ingest(args) => ingest::run(load()?, args).await,
+        Command::Chunk(args) => chunk::run(load()?, args),
+        Command::Db(args) => db::run(load()?, args).await,
+        Command::Completions { shell } => {
+            print!("{}", completion_script(shell));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            print!("{}", man_page());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Search(_) => not_yet("search"),
+        Command::Ask(_) => not_yet("ask"),
+        Command::Chat(_) => not_yet("chat"),
+        Command::Eval(_) => not_yet("eval"),
+        Command::Serve(_) => not_yet("serve"),
+        Command::Tools(_) => not_yet("tools"),
+        Command::Sim(_) => not_yet("sim"),
+    }
+}
+
+fn not_yet(name: &str) -> Result<ExitCode> {
+    eprintln!("crowdvision-agent {name}: not implemented yet");
+    Ok(ExitCode::from(EXIT_USAGE))
+}
+
+pub fn completion_script(shell: Shell) -> String {
+    let mut command = Cli::command();
+    let mut out = Vec::new();
+    let name = "crowdvision-agent";
+    match shell {
+        Shell::Bash => clap_complete::generate(clap_complete::Shell::Bash, &mut command, name, &mut out),
+        Shell::Zsh => clap_complete::generate(clap_complete::Shell::Zsh, &mut command, name, &mut out),
+        Shell::Fish => clap_complete::generate(clap_complete::Shell::Fish, &mut command, name, &mut out),
+        Shell::Elvish => clap_complete::generate(clap_complete::Shell::Elvish, &mut command, name, &mut out),
+        Shell::Powershell => {
+            clap_complete::generate(clap_complete::Shell::PowerShell, &mut command, name, &mut out)
+        }
+    }
+    String::from_utf8(out).expect("completion scripts are UTF-8")
+}
+
+pub fn man_page() -> String {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut out)
+        .expect("rendering to memory cannot fail");
+    String::from_utf8(out).expect("the man page is UTF-8")
+}

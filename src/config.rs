@@ -1,0 +1,721 @@
+//! Settings: raw key/value sources → one validated, typed [`Config`], loaded once at start-up.
+//!
+//! Sources, strongest first: the process environment, the `--config FILE` (a YAML mapping of the
+//! same variable names), a `.env` file in the working directory, then the defaults. Every bound is
+//! checked here, and every error names the variable, so nothing downstream re-validates.
+//! This module knows nothing about the adapters that consume its slices.
+
+use crate::auth::RoleHierarchy;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use url::Url;
+
+/// Provider key variables, in order of preference (the first one set wins).
+pub const API_KEY_VARIABLES: [&str; 4] = [
+    "OPENROUTER_API_KEY",
+    "LLM_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "GOOGLE_API_KEY",
+];
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    #[error("{variable}: {message} (got {value:?})")]
+    Invalid {
+        variable: &'static str,
+        value: String,
+        message: String,
+    },
+    #[error("cannot read config file {path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("no provider key is set: set OPENROUTER_API_KEY (or LLM_API_KEY) for this command")]
+    MissingApiKey,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub llm: LlmConfig,
+    pub embedding: EmbeddingConfig,
+    pub retrieval: RetrievalConfig,
+    pub chunking: ChunkingConfig,
+    pub store: StoreConfig,
+    pub ingest: IngestConfig,
+    pub access: AccessConfig,
+    pub downstream: DownstreamConfig,
+    pub observability: ObservabilityConfig,
+    pub server: ServerConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    pub api_key: Option<String>,
+    pub base_url: Url,
+    pub answer_model: String,
+    pub max_output_tokens: u32,
+    pub temperature: f32,
+    pub max_tool_hops: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbeddingProvider {
+    OpenAi,
+    Local,
+}
+
+impl EmbeddingProvider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbeddingProvider::OpenAi => "openai",
+            EmbeddingProvider::Local => "local",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EmbeddingConfig {
+    pub provider: EmbeddingProvider,
+    pub model: String,
+    pub dim: usize,
+    pub base_url: Url,
+    pub api_key: Option<String>,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    pub timeout: Duration,
+}
+
+impl EmbeddingConfig {
+    /// The model name recorded in the store: the local embedder is named after itself so that
+    /// switching between providers is caught as a model mismatch.
+    pub fn recorded_model(&self) -> String {
+        match self.provider {
+            EmbeddingProvider::OpenAi => self.model.clone(),
+            EmbeddingProvider::Local => crate::retrieval::embed::LOCAL_MODEL_NAME.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RetrievalConfig {
+    pub top_k_vector: usize,
+    pub top_k_keyword: usize,
+    pub top_k_final: usize,
+    pub rrf_k: u32,
+    pub reranker: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeUnit {
+    Tokens,
+    Chars,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkingConfig {
+    pub unit: SizeUnit,
+    pub target: usize,
+    pub max: usize,
+}
+
+impl Default for ChunkingConfig {
+    fn default() -> Self {
+        ChunkingConfig {
+            unit: SizeUnit::Tokens,
+            target: 350,
+            max: 512,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    Postgres(String),
+    Sqlite(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub location: StoreLocation,
+}
+
+#[derive(Debug, Clone)]
+pub struct IngestConfig {
+    pub require_permissions: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct AccessConfig {
+    pub require_auth: bool,
+    pub eval_jwt_secret: Option<String>,
+    pub model_override_min_role: String,
+    pub allowed_models: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DownstreamConfig {
+    pub twin_service_url: Url,
+    pub sensor_service_url: Url,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct ObservabilityConfig {
+    pub observe_payloads: bool,
+    pub otlp_endpoint: Option<Url>,
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub cors_origins: Vec<String>,
+}
+
+/// Raw settings: variable name → value, already merged from every source.
+#[derive(Debug, Default, Clone)]
+pub struct RawSettings(HashMap<String, String>);
+
+impl RawSettings {
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        RawSettings(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into().to_ascii_uppercase(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// Merges every source; a key set in a stronger source is never overwritten by a weaker one.
+    pub fn gather(config_file: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut merged = RawSettings::from_pairs(std::env::vars());
+        if let Some(path) = config_file {
+            merged.fill_from(read_config_file(path)?);
+        }
+        if let Ok(iter) = dotenvy::from_path_iter(".env") {
+            let pairs: Vec<(String, String)> = iter.filter_map(Result::ok).collect();
+            merged.fill_from(RawSettings::from_pairs(pairs));
+        }
+        Ok(merged)
+    }
+
+    fn fill_from(&mut self, weaker: RawSettings) {
+        for (key, value) in weaker.0 {
+            self.0.entry(key).or_insert(value);
+        }
+    }
+
+    /// A set, non-blank value; blank counts as unset, as most shells' `VAR=` means "no value".
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .get(key)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+fn read_config_file(path: &Path) -> Result<RawSettings, ConfigError> {
+    let file_error = |message: String| ConfigError::File {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
+    let mapping: HashMap<String, serde_yaml::Value> =
+        serde_yaml::from_str(&text).map_err(|e| file_error(e.to_string()))?;
+    let mut pairs = Vec::new();
+    for (key, value) in mapping {
+        let text = match value {
+            serde_yaml::Value::String(s) => s,
+            serde_yaml::Value::Number(n) => n.to_string(),
+            serde_yaml::Value::Bool(b) => b.to_string(),
+            serde_yaml::Value::Sequence(items) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+                .join(","),
+            serde_yaml::Value::Null => continue,
+            _ => return Err(file_error(format!("{key}: expected a scalar or a list"))),
+        };
+        pairs.push((key, text));
+    }
+    Ok(RawSettings::from_pairs(pairs))
+}
+
+/// Reads one variable with a default, parsing and checking it; errors name the variable.
+struct Reader<'a> {
+    raw: &'a RawSettings,
+}
+
+impl Reader<'_> {
+    fn string(&self, var: &'static str, default: &str) -> String {
+        self.raw.get(var).unwrap_or(default).to_string()
+    }
+
+    fn optional(&self, var: &'static str) -> Option<String> {
+        self.raw.get(var).map(str::to_string)
+    }
+
+    fn number<T>(&self, var: &'static str, default: T, min: T, max: T) -> Result<T, ConfigError>
+    where
+        T: std::str::FromStr + PartialOrd + Copy + std::fmt::Display,
+    {
+        let Some(text) = self.raw.get(var) else {
+            return Ok(default);
+        };
+        let value: T = text
+            .parse()
+            .map_err(|_| invalid(var, text, "not a number"))?;
+        if value < min || value > max {
+            return Err(invalid(var, text, &format!("must be between {min} and {max}")));
+        }
+        Ok(value)
+    }
+
+    fn boolean(&self, var: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.raw.get(var).map(str::to_ascii_lowercase).as_deref() {
+            None => Ok(default),
+            Some("1" | "true" | "yes" | "on") => Ok(true),
+            Some("0" | "false" | "no" | "off") => Ok(false),
+            Some(other) => Err(invalid(var, other, "expected true or false")),
+        }
+    }
+
+    fn http_url(&self, var: &'static str, default: &str) -> Result<Url, ConfigError> {
+        let text = self.raw.get(var).unwrap_or(default);
+        parse_http_url(var, text)
+    }
+
+    fn list(&self, var: &'static str) -> Vec<String> {
+        self.raw
+            .get(var)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn invalid(variable: &'static str, value: &str, message: &str) -> ConfigError {
+    ConfigError::Invalid {
+        variable,
+        value: value.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn parse_http_url(var: &'static str, text: &str) -> Result<Url, ConfigError> {
+    let url = Url::parse(text).map_err(|e| invalid(var, text, &format!("not a URL: {e}")))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(url),
+        "http" | "https" => Err(invalid(var, text, "the URL has no host")),
+        _ => Err(invalid(var, text, "the scheme must be http or https")),
+    }
+}
+
+impl Config {
+    /// Loads from the process environment, the optional config file and `.env`.
+    pub fn load(config_file: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::from_raw(&RawSettings::gather(config_file)?)
+    }
+
+    pub fn from_raw(raw: &RawSettings) -> Result<Config, ConfigError> {
+        let r = Reader { raw };
+        let api_key = API_KEY_VARIABLES.iter().find_map(|v| r.optional(v));
+        let llm = LlmConfig {
+            api_key: api_key.clone(),
+            base_url: r.http_url("LLM_BASE_URL", "https://openrouter.ai/api/v1")?,
+            answer_model: r.string("ANSWER_MODEL", "openai/gpt-4o-mini"),
+            max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 2048, 1, 1_000_000)?,
+            temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
+            max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
+        };
+        let embedding = Config::embedding(&r, &llm)?;
+        let retrieval = RetrievalConfig {
+            top_k_vector: r.number("TOP_K_VECTOR", 20, 1, 1000)?,
+            top_k_keyword: r.number("TOP_K_KEYWORD", 20, 1, 1000)?,
+            top_k_final: r.number("TOP_K_FINAL", 6, 1, 100)?,
+            rrf_k: r.number("RRF_K", 60, 1, 10_000)?,
+            reranker: Config::reranker(&r)?,
+        };
+        let chunking = Config::chunking(&r)?;
+        let access = Config::access(&r)?;
+        Ok(Config {
+            llm,
+            embedding,
+            retrieval,
+            chunking,
+            store: StoreConfig {
+                location: Config::store_location(&r)?,
+            },
+            ingest: IngestConfig {
+                require_permissions: r.boolean("REQUIRE_PERMISSIONS", false)?,
+            },
+            access,
+            downstream: DownstreamConfig {
+                twin_service_url: r.http_url("TWIN_SERVICE_URL", "http://localhost:4010")?,
+                sensor_service_url: r.http_url("SENSOR_SERVICE_URL", "http://localhost:4010")?,
+                timeout: Duration::from_secs_f64(r.number("TWIN_TIMEOUT_SECONDS", 5.0, 0.1, 300.0)?),
+            },
+            observability: Config::observability(&r)?,
+            server: ServerConfig {
+                cors_origins: r.list("CORS_ORIGINS"),
+            },
+        })
+    }
+
+    /// For commands that talk to the provider: fails at start when no key is set.
+    pub fn require_api_key(&self) -> Result<&str, ConfigError> {
+        self.llm.api_key.as_deref().ok_or(ConfigError::MissingApiKey)
+    }
+
+    fn embedding(r: &Reader, llm: &LlmConfig) -> Result<EmbeddingConfig, ConfigError> {
+        let default_provider = if llm.api_key.is_some() { "openai" } else { "local" };
+        let provider_text = r.string("EMBEDDING_PROVIDER", default_provider);
+        let provider = match provider_text.to_ascii_lowercase().as_str() {
+            "openai" => EmbeddingProvider::OpenAi,
+            "local" => EmbeddingProvider::Local,
+            _ => {
+                return Err(invalid(
+                    "EMBEDDING_PROVIDER",
+                    &provider_text,
+                    "expected openai or local",
+                ))
+            }
+        };
+        let base_url = match r.optional("EMBEDDING_BASE_URL") {
+            Some(text) => parse_http_url("EMBEDDING_BASE_URL", &text)?,
+            None => llm.base_url.clone(),
+        };
+        let api_key = r.optional("EMBEDDING_API_KEY").or_else(|| llm.api_key.clone());
+        if provider == EmbeddingProvider::OpenAi && api_key.is_none() {
+            return Err(invalid(
+                "EMBEDDING_PROVIDER",
+                &provider_text,
+                "openai embeddings need a provider key (OPENROUTER_API_KEY); use local to run offline",
+            ));
+        }
+        Ok(EmbeddingConfig {
+            provider,
+            model: r.string("EMBEDDING_MODEL", "openai/text-embedding-3-small"),
+            dim: r.number("EMBEDDING_DIM", 768, 8, 16_000)?,
+            base_url,
+            api_key,
+            batch_size: r.number("EMBEDDING_BATCH_SIZE", 64, 1, 2048)?,
+            concurrency: r.number("EMBEDDING_CONCURRENCY", 4, 1, 64)?,
+            timeout: Duration::from_secs_f64(r.number(
+                "EMBEDDING_TIMEOUT_SECONDS",
+                30.0,
+                0.1,
+                600.0,
+            )?),
+        })
+    }
+
+    fn reranker(r: &Reader) -> Result<String, ConfigError> {
+        let name = r.string("RERANKER", "noop").to_ascii_lowercase();
+        match name.as_str() {
+            "noop" | "api" => Ok(name),
+            _ => Err(invalid("RERANKER", &name, "expected noop or api")),
+        }
+    }
+
+    fn chunking(r: &Reader) -> Result<ChunkingConfig, ConfigError> {
+        let unit_text = r.string("CHUNK_SIZE_UNIT", "tokens");
+        let unit = match unit_text.to_ascii_lowercase().as_str() {
+            "tokens" => SizeUnit::Tokens,
+            "chars" | "characters" => SizeUnit::Chars,
+            _ => {
+                return Err(invalid(
+                    "CHUNK_SIZE_UNIT",
+                    &unit_text,
+                    "expected tokens or chars",
+                ))
+            }
+        };
+        let defaults = ChunkingConfig::default();
+        let (default_target, default_max) = match unit {
+            SizeUnit::Tokens => (defaults.target, defaults.max),
+            SizeUnit::Chars => (1200, 1500),
+        };
+        let target = r.number("CHUNK_TARGET", default_target, 16, 100_000)?;
+        let max = r.number("CHUNK_MAX", default_max.max(target), 16, 100_000)?;
+        if max < target {
+            return Err(invalid(
+                "CHUNK_MAX",
+                &max.to_string(),
+                &format!("must be at least CHUNK_TARGET ({target})"),
+            ));
+        }
+        Ok(ChunkingConfig { unit, target, max })
+    }
+
+    fn store_location(r: &Reader) -> Result<StoreLocation, ConfigError> {
+        let Some(url) = r.optional("DATABASE_URL") else {
+            return Ok(StoreLocation::Sqlite(default_sqlite_path()));
+        };
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Url::parse(&url).map_err(|e| invalid("DATABASE_URL", &redact(&url), &e.to_string()))?;
+            return Ok(StoreLocation::Postgres(url));
+        }
+        if let Some(path) = url.strip_prefix("sqlite://").or(url.strip_prefix("sqlite:")) {
+            if path.is_empty() {
+                return Err(invalid("DATABASE_URL", &url, "the sqlite URL has no path"));
+            }
+            return Ok(StoreLocation::Sqlite(PathBuf::from(path)));
+        }
+        Err(invalid(
+            "DATABASE_URL",
+            &redact(&url),
+            "expected postgres://… or sqlite://PATH",
+        ))
+    }
+
+    fn access(r: &Reader) -> Result<AccessConfig, ConfigError> {
+        let min_role = r.string("MODEL_OVERRIDE_MIN_ROLE", "business_admin");
+        let roles = RoleHierarchy::shipped();
+        if !roles.is_known(&min_role) {
+            let known: Vec<&str> = roles.names().collect();
+            return Err(invalid(
+                "MODEL_OVERRIDE_MIN_ROLE",
+                &min_role,
+                &format!("unknown role; known roles: {}", known.join(", ")),
+            ));
+        }
+        Ok(AccessConfig {
+            require_auth: r.boolean("REQUIRE_AUTH", true)?,
+            eval_jwt_secret: r.optional("EVAL_JWT_SECRET"),
+            model_override_min_role: min_role,
+            allowed_models: r.list("ALLOWED_MODELS"),
+        })
+    }
+
+    fn observability(r: &Reader) -> Result<ObservabilityConfig, ConfigError> {
+        let format_text = r.string("LOG_FORMAT", "pretty");
+        let log_format = match format_text.to_ascii_lowercase().as_str() {
+            "pretty" => LogFormat::Pretty,
+            "json" => LogFormat::Json,
+            _ => return Err(invalid("LOG_FORMAT", &format_text, "expected pretty or json")),
+        };
+        let otlp_endpoint = match r.optional("OTEL_EXPORTER_OTLP_ENDPOINT") {
+            Some(text) => Some(parse_http_url("OTEL_EXPORTER_OTLP_ENDPOINT", &text)?),
+            None => None,
+        };
+        Ok(ObservabilityConfig {
+            observe_payloads: r.boolean("OBSERVE_PAYLOADS", false)?,
+            otlp_endpoint,
+            log_format,
+        })
+    }
+}
+
+/// A database URL with any password replaced, safe for messages.
+pub fn redact(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// `$XDG_DATA_HOME/crowdvision-agent/knowledge.sqlite` (or the platform's equivalent).
+pub fn default_sqlite_path() -> PathBuf {
+    directories::ProjectDirs::from("", "", "crowdvision-agent")
+        .map(|dirs| dirs.data_dir().join("knowledge.sqlite"))
+        .unwrap_or_else(|| PathBuf::from("crowdvision-agent.sqlite"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_raw(&RawSettings::from_pairs(pairs.iter().copied()))
+    }
+
+    fn invalid_variable(pairs: &[(&str, &str)]) -> &'static str {
+        match load(pairs) {
+            Err(ConfigError::Invalid { variable, .. }) => variable,
+            other => panic!("expected an invalid-variable error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_load_without_any_variable() {
+        let config = load(&[]).unwrap();
+        assert_eq!(config.llm.answer_model, "openai/gpt-4o-mini");
+        assert_eq!(config.llm.max_tool_hops, 6);
+        assert_eq!(config.embedding.dim, 768);
+        assert_eq!(config.embedding.provider, EmbeddingProvider::Local);
+        assert_eq!(config.retrieval.top_k_final, 6);
+        assert_eq!(config.retrieval.rrf_k, 60);
+        assert!(config.access.require_auth);
+        assert!(matches!(config.store.location, StoreLocation::Sqlite(_)));
+        assert_eq!(config.downstream.timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn key_aliases_apply_in_order() {
+        let config = load(&[("GOOGLE_API_KEY", "g"), ("LLM_API_KEY", "l")]).unwrap();
+        assert_eq!(config.llm.api_key.as_deref(), Some("l"));
+        assert_eq!(config.embedding.provider, EmbeddingProvider::OpenAi);
+        let config = load(&[("DEEPSEEK_API_KEY", "d"), ("OPENROUTER_API_KEY", "o")]).unwrap();
+        assert_eq!(config.llm.api_key.as_deref(), Some("o"));
+    }
+
+    #[test]
+    fn missing_key_is_an_error_only_when_asked_for() {
+        let config = load(&[]).unwrap();
+        assert_eq!(config.require_api_key(), Err(ConfigError::MissingApiKey));
+    }
+
+    #[test]
+    fn temperature_out_of_bounds() {
+        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "2.5")]), "LLM_TEMPERATURE");
+        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "-0.1")]), "LLM_TEMPERATURE");
+        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "warm")]), "LLM_TEMPERATURE");
+    }
+
+    #[test]
+    fn tool_hops_out_of_bounds() {
+        assert_eq!(invalid_variable(&[("MAX_TOOL_HOPS", "0")]), "MAX_TOOL_HOPS");
+        assert_eq!(invalid_variable(&[("MAX_TOOL_HOPS", "21")]), "MAX_TOOL_HOPS");
+        assert_eq!(load(&[("MAX_TOOL_HOPS", "20")]).unwrap().llm.max_tool_hops, 20);
+    }
+
+    #[test]
+    fn retrieval_sizes_must_be_positive() {
+        for var in ["TOP_K_VECTOR", "TOP_K_KEYWORD", "TOP_K_FINAL", "RRF_K"] {
+            assert_eq!(invalid_variable(&[(var, "0")]), var);
+            assert_eq!(invalid_variable(&[(var, "many")]), var);
+        }
+    }
+
+    #[test]
+    fn output_tokens_and_dimension_bounds() {
+        assert_eq!(invalid_variable(&[("MAX_OUTPUT_TOKENS", "0")]), "MAX_OUTPUT_TOKENS");
+        assert_eq!(invalid_variable(&[("EMBEDDING_DIM", "3")]), "EMBEDDING_DIM");
+        assert_eq!(invalid_variable(&[("EMBEDDING_DIM", "1.5")]), "EMBEDDING_DIM");
+    }
+
+    #[test]
+    fn unknown_override_role_is_refused() {
+        assert_eq!(
+            invalid_variable(&[("MODEL_OVERRIDE_MIN_ROLE", "root")]),
+            "MODEL_OVERRIDE_MIN_ROLE"
+        );
+        let config = load(&[("MODEL_OVERRIDE_MIN_ROLE", "admin")]).unwrap();
+        assert_eq!(config.access.model_override_min_role, "admin");
+    }
+
+    #[test]
+    fn service_urls_need_http_scheme() {
+        assert_eq!(invalid_variable(&[("TWIN_SERVICE_URL", "ftp://x")]), "TWIN_SERVICE_URL");
+        assert_eq!(invalid_variable(&[("SENSOR_SERVICE_URL", "nonsense")]), "SENSOR_SERVICE_URL");
+        assert_eq!(invalid_variable(&[("LLM_BASE_URL", "file:///etc")]), "LLM_BASE_URL");
+        assert_eq!(
+            invalid_variable(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x")]),
+            "OTEL_EXPORTER_OTLP_ENDPOINT"
+        );
+    }
+
+    #[test]
+    fn timeout_bounds() {
+        assert_eq!(invalid_variable(&[("TWIN_TIMEOUT_SECONDS", "0")]), "TWIN_TIMEOUT_SECONDS");
+        let config = load(&[("TWIN_TIMEOUT_SECONDS", "2.5")]).unwrap();
+        assert_eq!(config.downstream.timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn enumerations_are_checked() {
+        assert_eq!(invalid_variable(&[("LOG_FORMAT", "xml")]), "LOG_FORMAT");
+        assert_eq!(invalid_variable(&[("RERANKER", "magic")]), "RERANKER");
+        assert_eq!(invalid_variable(&[("EMBEDDING_PROVIDER", "magic")]), "EMBEDDING_PROVIDER");
+        assert_eq!(invalid_variable(&[("CHUNK_SIZE_UNIT", "words")]), "CHUNK_SIZE_UNIT");
+        assert_eq!(invalid_variable(&[("REQUIRE_AUTH", "maybe")]), "REQUIRE_AUTH");
+        assert_eq!(invalid_variable(&[("OBSERVE_PAYLOADS", "2")]), "OBSERVE_PAYLOADS");
+    }
+
+    #[test]
+    fn openai_embeddings_without_key_are_refused() {
+        assert_eq!(
+            invalid_variable(&[("EMBEDDING_PROVIDER", "openai")]),
+            "EMBEDDING_PROVIDER"
+        );
+    }
+
+    #[test]
+    fn chunk_max_below_target_is_refused() {
+        assert_eq!(
+            invalid_variable(&[("CHUNK_TARGET", "400"), ("CHUNK_MAX", "300")]),
+            "CHUNK_MAX"
+        );
+        assert_eq!(invalid_variable(&[("CHUNK_TARGET", "2")]), "CHUNK_TARGET");
+    }
+
+    #[test]
+    fn database_url_selects_the_store() {
+        let config = load(&[("DATABASE_URL", "postgres://u:p@localhost/db")]).unwrap();
+        assert!(matches!(config.store.location, StoreLocation::Postgres(_)));
+        let config = load(&[("DATABASE_URL", "sqlite:///tmp/kb.sqlite")]).unwrap();
+        assert_eq!(
+            config.store.location,
+            StoreLocation::Sqlite(PathBuf::from("/tmp/kb.sqlite"))
+        );
+        assert_eq!(invalid_variable(&[("DATABASE_URL", "mysql://x")]), "DATABASE_URL");
+    }
+
+    #[test]
+    fn invalid_database_url_message_hides_the_password() {
+        let err = load(&[("DATABASE_URL", "mongodb://user:secret@host/db")]).unwrap_err();
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn lists_are_split_on_commas() {
+        let config = load(&[("ALLOWED_MODELS", " a/b , c/d,,"), ("CORS_ORIGINS", "http://x")]).unwrap();
+        assert_eq!(config.access.allowed_models, ["a/b", "c/d"]);
+        assert_eq!(config.server.cors_origins, ["http://x"]);
+    }
+
+    #[test]
+    fn blank_values_count_as_unset() {
+        let config = load(&[("ANSWER_MODEL", "  "), ("OPENROUTER_API_KEY", "")]).unwrap();
+        assert_eq!(config.llm.answer_model, "openai/gpt-4o-mini");
+        assert!(config.llm.api_key.is_none());
+    }
+
+    #[test]
+    fn config_file_is_weaker_than_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, "ANSWER_MODEL: from/file\nmax_tool_hops: 3\nallowed_models: [a, b]\n")
+            .unwrap();
+        let mut merged = RawSettings::from_pairs([("ANSWER_MODEL", "from/env")]);
+        merged.fill_from(read_config_file(&path).unwrap());
+        let config = Config::from_raw(&merged).unwrap();
+        assert_eq!(config.llm.answer_model, "from/env");
+        assert_eq!(config.llm.max_tool_hops, 3);
+        assert_eq!(config.access.allowed_models, ["a", "b"]);
+    }
+
+    #[test]
+    fn unreadable_config_file_is_reported() {
+        let err = read_config_file(Path::new("/nonexistent/agent.yaml")).unwrap_err();
+        assert!(matches!(err, ConfigError::File { .. }));
+    }
+}

@@ -1,0 +1,14 @@
+//! crowdvision-agent: answers questions about buildings, rooms, live occupancy and sensors from a
+//! permission-filtered documentation knowledge base and live data.
+//!
+//! Module map (see `ARCHITECTURE.md` for the invariants):
+//! - [`config`]: every setting, validated once at load.
+//! - [`auth`]: the role hierarchy (and, later, the caller's identity).
+//! - [`retrieval`]: the chunker, the embedder port, the store port, ingest.
+//!
+//! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
+//! place that prints.
+
+pub mod auth;
+pub mod config;
+pub mod retrieval;

@@ -1,0 +1,35 @@
+//! The `crowdvision-agent` binary: parse, dispatch, map errors to exit codes. Nothing else.
+
+mod cli;
+
+use clap::Parser;
+use crowdvision_agent::config::ConfigError;
+use std::process::ExitCode;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    init_logging();
+    match cli::run(cli).await {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            if error.downcast_ref::<ConfigError>().is_some() {
+                ExitCode::from(cli::EXIT_USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// Logs go to stderr; `RUST_LOG` tunes them (default: warnings).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}

@@ -1,0 +1,294 @@
+//! Cutting one block that is larger than the limit into pieces that fit.
+//!
+//! Every unit (line, sentence, word) is measured once and pieces are sized by summing, so the
+//! cost is one pass of the tokenizer over the block, whatever the number of cuts.
+//! - code and other line-based blocks are cut between lines; a cut inside a fence closes it and
+//!   re-opens it (same indentation and info string) in the next piece;
+//! - tables are cut between rows, every piece repeating the header and delimiter rows;
+//! - lists are cut between items when an item boundary is near enough;
+//! - paragraphs are cut between sentences, and a sentence that is still too large between words.
+
+use super::size::Sizer;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// One piece of a split block, with its measured size.
+#[derive(Debug, Clone)]
+pub struct Piece<'a> {
+    pub text: Cow<'a, str>,
+    pub size: usize,
+}
+
+/// How a block should be cut.
+pub enum Strategy<'b> {
+    Lines,
+    Table,
+    List { item_starts: &'b [usize] },
+    Sentences,
+}
+
+pub fn split_block<'a>(text: &'a str, strategy: Strategy, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+    match strategy {
+        Strategy::Sentences => pack_units(text, sentences(text), sizer, limit),
+        Strategy::Lines => split_lines(text, &[], 0, sizer, limit),
+        Strategy::Table => {
+            let header = text.split_inclusive('\n').take(2).map(str::len).sum();
+            split_lines(text, &[], header, sizer, limit)
+        }
+        Strategy::List { item_starts } => split_lines(text, item_starts, 0, sizer, limit),
+    }
+}
+
+/// The opening line of a fence that is open before some line, and the line that closes it.
+#[derive(Clone)]
+struct OpenFence<'a> {
+    opener: &'a str,
+    closer: String,
+    marker: char,
+    len: usize,
+}
+
+/// Cuts between lines. `header_len` bytes at the top are repeated at the head of every piece;
+/// `preferred` are byte offsets (into `text`) where a cut is better, such as list items.
+fn split_lines<'a>(
+    text: &'a str,
+    preferred: &[usize],
+    header_len: usize,
+    sizer: &Sizer,
+    limit: usize,
+) -> Vec<Piece<'a>> {
+    let header = &text[..header_len];
+    let header_size = if header.is_empty() { 0 } else { sizer.measure(header) };
+    let lines: Vec<(usize, &str)> = line_offsets(text, header_len);
+    let sizes: Vec<usize> = lines.iter().map(|(_, l)| sizer.measure(l)).collect();
+    let mut prefix = vec![0usize; lines.len() + 1];
+    for (i, size) in sizes.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + size;
+    }
+    // fences[i] is the fence open before line i; fences[n] the one open after the last line.
+    let mut fences: Vec<Option<OpenFence>> = Vec::with_capacity(lines.len() + 1);
+    fences.push(None);
+    for (_, line) in &lines {
+        let next = track_fence(fences.last().cloned().flatten(), line);
+        fences.push(next);
+    }
+    let measure_closer = |f: &Option<OpenFence>| f.as_ref().map_or(0, |f| sizer.measure(&f.closer));
+    let measure_opener = |f: &Option<OpenFence>| f.as_ref().map_or(0, |f| sizer.measure(f.opener));
+
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < lines.len() {
+        let base = header_size + measure_opener(&fences[start]);
+        let mut end = start;
+        let mut boundary = None;
+        while end < lines.len() {
+            let with_line = base + prefix[end + 1] - prefix[start] + measure_closer(&fences[end + 1]);
+            if with_line > limit {
+                break;
+            }
+            end += 1;
+            if end < lines.len() && preferred.binary_search(&lines[end].0).is_ok() {
+                boundary = Some(end);
+            }
+        }
+        if end == start {
+            pieces.extend(split_long_line(header, header_size, lines[start].1, sizer, limit));
+            start += 1;
+            continue;
+        }
+        if end < lines.len() {
+            if let Some(b) = boundary.filter(|b| (prefix[*b] - prefix[start] + base) * 2 >= limit) {
+                end = b;
+            }
+        }
+        pieces.push(assemble(text, header, &fences[start], &lines[start..end], &fences[end], sizer, base + prefix[end] - prefix[start]));
+        start = end;
+    }
+    pieces
+}
+
+/// One piece: the repeated header, the re-opened fence, the lines, the closing fence.
+fn assemble<'a>(
+    parent: &'a str,
+    header: &str,
+    reopen: &Option<OpenFence>,
+    lines: &[(usize, &'a str)],
+    still_open: &Option<OpenFence>,
+    sizer: &Sizer,
+    size: usize,
+) -> Piece<'a> {
+    let (first_start, _) = lines[0];
+    let (last_start, last_line) = lines[lines.len() - 1];
+    let body = &parent[first_start..last_start + last_line.len()];
+    if header.is_empty() && reopen.is_none() && still_open.is_none() {
+        return Piece { text: Cow::Borrowed(body), size };
+    }
+    let mut text = String::with_capacity(header.len() + body.len() + 16);
+    text.push_str(header);
+    if let Some(fence) = reopen {
+        text.push_str(fence.opener);
+    }
+    text.push_str(body);
+    let mut size = size;
+    if let Some(fence) = still_open {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&fence.closer);
+        size += sizer.measure(&fence.closer);
+    }
+    Piece { text: Cow::Owned(text), size }
+}
+
+fn split_long_line<'a>(header: &str, header_size: usize, line: &'a str, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+    let room = limit.saturating_sub(header_size).max(1);
+    pack_units(line, words(line), sizer, room)
+        .into_iter()
+        .map(|piece| {
+            if header.is_empty() {
+                piece
+            } else {
+                Piece {
+                    text: Cow::Owned(format!("{header}{}", piece.text)),
+                    size: piece.size + header_size,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Lines of `text` from byte `from` on, each with its offset in `text`.
+fn line_offsets(text: &str, from: usize) -> Vec<(usize, &str)> {
+    let mut start = from;
+    text[from..]
+        .split_inclusive('\n')
+        .map(|line| {
+            let item = (start, line);
+            start += line.len();
+            item
+        })
+        .collect()
+}
+
+/// Follows fence openers and closers line by line (backtick or tilde runs of three or more,
+/// at any indentation, as in lists and block quotes).
+fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Option<OpenFence<'a>> {
+    let trimmed = line.trim_start_matches([' ', '\t', '>']);
+    let Some(marker) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') else {
+        return open;
+    };
+    let run = trimmed.chars().take_while(|c| *c == marker).count();
+    if run < 3 {
+        return open;
+    }
+    let rest = &trimmed[run..];
+    match open {
+        Some(fence) if marker == fence.marker && run >= fence.len && rest.trim().is_empty() => None,
+        Some(fence) => Some(fence),
+        None if marker == '`' && rest.contains('`') => None,
+        None => {
+            let indent = &line[..line.len() - trimmed.len()];
+            Some(OpenFence {
+                opener: line,
+                closer: format!("{indent}{}\n", marker.to_string().repeat(run)),
+                marker,
+                len: run,
+            })
+        }
+    }
+}
+
+/// Greedily packs consecutive units (adjacent ranges of `parent`) into pieces of at most
+/// `limit`; a unit larger than the limit is cut between words, and a single word larger than
+/// the limit stands alone rather than being cut inside.
+fn pack_units<'a>(parent: &'a str, units: Vec<Range<usize>>, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+    let mut pieces: Vec<Piece<'a>> = Vec::new();
+    let mut open: Option<(Range<usize>, usize)> = None;
+    let flush = |open: &mut Option<(Range<usize>, usize)>, pieces: &mut Vec<Piece<'a>>| {
+        if let Some((range, size)) = open.take() {
+            pieces.push(Piece { text: Cow::Borrowed(&parent[range]), size });
+        }
+    };
+    for unit in units {
+        let size = sizer.measure(&parent[unit.clone()]);
+        if size > limit {
+            let inner = words(&parent[unit.clone()]);
+            if inner.len() > 1 {
+                flush(&mut open, &mut pieces);
+                let shifted = inner.into_iter().map(|r| r.start + unit.start..r.end + unit.start).collect();
+                pieces.extend(pack_units(parent, shifted, sizer, limit));
+                continue;
+            }
+        }
+        match open.as_mut() {
+            Some((range, so_far)) if *so_far + size <= limit => {
+                range.end = unit.end;
+                *so_far += size;
+            }
+            _ => {
+                flush(&mut open, &mut pieces);
+                open = Some((unit, size));
+            }
+        }
+    }
+    flush(&mut open, &mut pieces);
+    pieces
+}
+
+/// Sentence ranges with their trailing whitespace: a sentence ends after `.`, `!` or `?`
+/// (and any closing quotes or brackets) when whitespace follows.
+fn sentences(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        while let Some(&(j, next)) = chars.peek() {
+            if !matches!(next, '"' | '\'' | ')' | ']' | '”' | '’') {
+                break;
+            }
+            end = j + next.len_utf8();
+            chars.next();
+        }
+        let mut saw_space = false;
+        while let Some(&(j, next)) = chars.peek() {
+            if !next.is_whitespace() {
+                break;
+            }
+            saw_space = true;
+            end = j + next.len_utf8();
+            chars.next();
+        }
+        if saw_space {
+            out.push(start..end);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(start..text.len());
+    }
+    out
+}
+
+/// Word ranges with their trailing whitespace, so consecutive words join back into the text.
+fn words(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            in_space = true;
+        } else if in_space {
+            out.push(start..i);
+            start = i;
+            in_space = false;
+        }
+    }
+    if start < text.len() {
+        out.push(start..text.len());
+    }
+    out
+}

@@ -1,0 +1,13 @@
+//! The knowledge base: Markdown sources → chunks → embeddings → a store that searches them.
+//!
+//! - [`chunk`]: pure Markdown chunker (no I/O).
+//! - [`embed`]: the `Embedder` port and its adapters (OpenAI-compatible HTTP, local hashing).
+//! - [`store`]: the `ChunkStore` port and its adapters (Postgres + pgvector, embedded SQLite).
+//! - [`source`]: finding source files and their permissions on disk.
+//! - [`ingest`]: the diff between sources and store, and the per-document writes.
+
+pub mod chunk;
+pub mod embed;
+pub mod ingest;
+pub mod source;
+pub mod store;

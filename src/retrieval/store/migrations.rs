@@ -1,0 +1,35 @@
+//! A small migration runner shared by both adapters. Migration files live in
+//! `migrations/<backend>/NNNN_name.sql`, are embedded at build time, and may use
+//! `${EMBEDDING_DIM}`, substituted when applied (the vector column's size is part of the schema).
+
+pub struct Migration {
+    pub version: u32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+impl Migration {
+    pub fn render(&self, dim: usize) -> String {
+        self.sql.replace("${EMBEDDING_DIM}", &dim.to_string())
+    }
+}
+
+pub const POSTGRES: &[Migration] = &[Migration {
+    version: 1,
+    name: "knowledge_base",
+    sql: include_str!("../../../migrations/postgres/0001_knowledge_base.sql"),
+}];
+
+pub const SQLITE: &[Migration] = &[Migration {
+    version: 1,
+    name: "knowledge_base",
+    sql: include_str!("../../../migrations/sqlite/0001_knowledge_base.sql"),
+}];
+
+/// Versions in `all` that are not in `applied`.
+pub fn pending(all: &[Migration], applied: &[u32]) -> Vec<u32> {
+    all.iter()
+        .map(|m| m.version)
+        .filter(|v| !applied.contains(v))
+        .collect()
+}

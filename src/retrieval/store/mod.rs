@@ -1,0 +1,186 @@
+//! PORT `ChunkStore`: where documents, their chunks and the chunks' vectors live.
+//!
+//! Two adapters share this contract and one conformance suite (`tests/integration/store.rs`):
+//! [`postgres::PostgresStore`] (sqlx + pgvector, for deployments) and [`sqlite::SqliteStore`]
+//! (embedded, the default). Only the files under `store/` know `sqlx`.
+//!
+//! Writes are per document and atomic: a document and all its chunks appear together or not at
+//! all, and replacing a changed source happens in the same transaction as the insert.
+
+pub mod migrations;
+pub mod postgres;
+pub mod sqlite;
+
+use crate::config::{redact, StoreLocation};
+use async_trait::async_trait;
+use serde::Serialize;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "the store holds {stored_dim}-dimension vectors from model {stored_model:?}, but this run \
+         uses {configured_dim} dimensions from {configured_model:?}; rebuild the knowledge base with \
+         `crowdvision-agent db reset --yes` and ingest again, or set EMBEDDING_DIM/EMBEDDING_MODEL \
+         back to what the store holds"
+    )]
+    EmbeddingMismatch {
+        stored_model: String,
+        stored_dim: usize,
+        configured_model: String,
+        configured_dim: usize,
+    },
+    #[error("the store is not migrated yet: run `crowdvision-agent db migrate`")]
+    NotMigrated,
+    #[error("cannot open the store at {location}: {message}")]
+    Connect { location: String, message: String },
+    #[error("store query failed: {0}")]
+    Query(String),
+    #[error("migration {version} ({name}) failed: {message}")]
+    Migration {
+        version: u32,
+        name: String,
+        message: String,
+    },
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        StoreError::Query(error.to_string())
+    }
+}
+
+/// A document ready to be written: everything is computed, nothing is left to the store.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub source: String,
+    pub content_hash: String,
+    pub title: Option<String>,
+    pub permissions: Vec<String>,
+    pub metadata: serde_json::Value,
+    pub chunks: Vec<NewChunk>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub chunk_id: String,
+    pub ordinal: usize,
+    pub section: String,
+    pub kind: String,
+    pub text: String,
+    pub tokens: usize,
+    pub embedding: Vec<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredDocument {
+    pub source: String,
+    pub content_hash: String,
+    pub chunks: i64,
+    pub public: bool,
+}
+
+/// What writing one document did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteOutcome {
+    Added,
+    Replaced,
+    /// The same source already holds this content.
+    Unchanged,
+    /// Another source already holds this exact content.
+    Duplicate,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreStatus {
+    pub backend: &'static str,
+    pub location: String,
+    pub applied_migrations: Vec<u32>,
+    pub pending_migrations: Vec<u32>,
+    pub embedding_model: Option<String>,
+    pub embedding_dim: Option<usize>,
+    pub documents: i64,
+    pub chunks: i64,
+}
+
+#[async_trait]
+pub trait ChunkStore: Send + Sync {
+    fn backend(&self) -> &'static str;
+
+    /// Applies pending migrations; `dim` sizes the vector column on a fresh store.
+    async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError>;
+
+    async fn status(&self) -> Result<StoreStatus, StoreError>;
+
+    /// Records the embedding model and dimension on first use, and refuses a different one
+    /// afterwards. Called before any write.
+    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError>;
+
+    async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError>;
+
+    /// Writes one document and its chunks in one transaction, replacing the source's previous
+    /// document if its content changed.
+    async fn write_document(&self, document: &NewDocument) -> Result<WriteOutcome, StoreError>;
+
+    /// Deletes a source's document and chunks; false when there was none.
+    async fn delete_document(&self, source: &str) -> Result<bool, StoreError>;
+
+    /// Drops everything the agent stored (tables included), for a rebuild.
+    async fn reset(&self) -> Result<(), StoreError>;
+}
+
+/// Opens the configured store (creating the SQLite file and its folder when needed).
+pub async fn open(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, StoreError> {
+    match location {
+        StoreLocation::Postgres(url) => Ok(Arc::new(postgres::PostgresStore::connect(url).await.map_err(
+            |e| StoreError::Connect {
+                location: redact(url),
+                message: e.to_string(),
+            },
+        )?)),
+        StoreLocation::Sqlite(path) => Ok(Arc::new(sqlite::SqliteStore::open(path).await?)),
+    }
+}
+
+/// Keys of the `store_settings` table.
+pub(crate) const SETTING_MODEL: &str = "embedding_model";
+pub(crate) const SETTING_DIM: &str = "embedding_dim";
+
+/// The shared check behind `ensure_embedding`: Ok(true) when the store must record the model.
+pub(crate) fn check_embedding(
+    stored_model: Option<String>,
+    stored_dim: Option<usize>,
+    model: &str,
+    dim: usize,
+) -> Result<bool, StoreError> {
+    let model_differs = stored_model.as_deref().is_some_and(|m| m != model);
+    let dim_differs = stored_dim.is_some_and(|d| d != dim);
+    if model_differs || dim_differs {
+        return Err(StoreError::EmbeddingMismatch {
+            stored_model: stored_model.unwrap_or_else(|| "(none yet)".into()),
+            stored_dim: stored_dim.unwrap_or(dim),
+            configured_model: model.to_string(),
+            configured_dim: dim,
+        });
+    }
+    Ok(stored_model.is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_use_records_the_model() {
+        assert!(check_embedding(None, Some(768), "m", 768).unwrap());
+        assert!(!check_embedding(Some("m".into()), Some(768), "m", 768).unwrap());
+    }
+
+    #[test]
+    fn a_different_model_or_dimension_is_refused_with_the_rebuild_command() {
+        let err = check_embedding(Some("a".into()), Some(768), "b", 768).unwrap_err();
+        assert!(err.to_string().contains("db reset"), "{err}");
+        assert!(check_embedding(None, Some(768), "a", 1536).is_err());
+    }
+}

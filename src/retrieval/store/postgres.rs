@@ -1,0 +1,289 @@
+//! ADAPTER: the store on PostgreSQL with pgvector (sqlx). Vectors live in a `vector(dim)`
+//! column with an HNSW cosine index; full text in a generated, GIN-indexed `tsvector`;
+//! permissions in a GIN-indexed `text[]`.
+//!
+//! Writers take one transaction-scoped advisory lock, so two ingests running at once serialise
+//! per document and never insert the same content twice.
+
+use super::migrations::{self, POSTGRES};
+use super::{
+    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument, WriteOutcome,
+    SETTING_DIM, SETTING_MODEL,
+};
+use crate::config::redact;
+use async_trait::async_trait;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::{Executor, Postgres, Row, Transaction};
+use std::time::Duration;
+
+/// Arbitrary constant naming this project's writer lock (`pg_advisory_xact_lock`).
+const WRITE_LOCK: i64 = 0x6376_6167_656e_7401;
+const MIGRATE_LOCK: i64 = 0x6376_6167_656e_7402;
+
+pub struct PostgresStore {
+    pool: PgPool,
+    location: String,
+}
+
+impl PostgresStore {
+    pub async fn connect(url: &str) -> Result<PostgresStore, sqlx::Error> {
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        Ok(PostgresStore {
+            pool,
+            location: redact(url),
+        })
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn applied(&self) -> Result<Vec<u32>, StoreError> {
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass('agent_migrations') IS NOT NULL")
+            .fetch_one(&self.pool)
+            .await?;
+        if !exists {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<i32> = sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(versions.into_iter().map(|v| v as u32).collect())
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM store_settings WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn require_migrated(&self) -> Result<(), StoreError> {
+        if migrations::pending(POSTGRES, &self.applied().await?).is_empty() {
+            Ok(())
+        } else {
+            Err(StoreError::NotMigrated)
+        }
+    }
+}
+
+#[async_trait]
+impl ChunkStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(MIGRATE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        (&mut *tx).execute(sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS agent_migrations (
+                 version integer PRIMARY KEY,
+                 name text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT now())",
+        ))
+        .await?;
+        let applied: Vec<i32> = sqlx::query_scalar("SELECT version FROM agent_migrations")
+            .fetch_all(&mut *tx)
+            .await?;
+        let applied: Vec<u32> = applied.into_iter().map(|v| v as u32).collect();
+        let mut newly = Vec::new();
+        let todo: Vec<&migrations::Migration> = POSTGRES.iter().filter(|m| !applied.contains(&m.version)).collect();
+        for migration in todo {
+            let sql = migration.render(dim);
+            (&mut *tx).execute(sqlx::raw_sql(&sql))
+                .await
+                .map_err(|e| StoreError::Migration {
+                    version: migration.version,
+                    name: migration.name.to_string(),
+                    message: e.to_string(),
+                })?;
+            sqlx::query("INSERT INTO agent_migrations (version, name) VALUES ($1, $2)")
+                .bind(migration.version as i32)
+                .bind(migration.name)
+                .execute(&mut *tx)
+                .await?;
+            newly.push(migration.version);
+        }
+        sqlx::query("INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
+            .bind(SETTING_DIM)
+            .bind(dim.to_string())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(newly)
+    }
+
+    async fn status(&self) -> Result<StoreStatus, StoreError> {
+        let applied = self.applied().await?;
+        let pending = migrations::pending(POSTGRES, &applied);
+        let mut status = StoreStatus {
+            backend: self.backend(),
+            location: self.location.clone(),
+            applied_migrations: applied,
+            pending_migrations: pending.clone(),
+            embedding_model: None,
+            embedding_dim: None,
+            documents: 0,
+            chunks: 0,
+        };
+        if pending.is_empty() {
+            status.embedding_model = self.setting(SETTING_MODEL).await?;
+            status.embedding_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+            status.documents = sqlx::query_scalar("SELECT count(*) FROM documents")
+                .fetch_one(&self.pool)
+                .await?;
+            status.chunks = sqlx::query_scalar("SELECT count(*) FROM chunks")
+                .fetch_one(&self.pool)
+                .await?;
+        }
+        Ok(status)
+    }
+
+    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
+        self.require_migrated().await?;
+        let stored_model = self.setting(SETTING_MODEL).await?;
+        let stored_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+        if check_embedding(stored_model, stored_dim, model, dim)? {
+            sqlx::query("INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
+                .bind(SETTING_MODEL)
+                .bind(model)
+                .execute(&self.pool)
+                .await?;
+            // A concurrent first writer may have recorded another model: check again.
+            let recorded = self.setting(SETTING_MODEL).await?;
+            check_embedding(recorded, Some(dim), model, dim)?;
+        }
+        Ok(())
+    }
+
+    async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        self.require_migrated().await?;
+        let rows = sqlx::query(
+            "SELECT d.source, d.content_hash, cardinality(d.permissions) = 0 AS public,
+                    (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
+             FROM documents d ORDER BY d.source",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(StoredDocument {
+                    source: row.try_get("source")?,
+                    content_hash: row.try_get("content_hash")?,
+                    chunks: row.try_get("chunks")?,
+                    public: row.try_get("public")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn write_document(&self, document: &NewDocument) -> Result<WriteOutcome, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(WRITE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        let holder: Option<String> = sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = $1")
+            .bind(&document.content_hash)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if holder.as_deref() == Some(document.source.as_str()) {
+            return Ok(WriteOutcome::Unchanged);
+        }
+        let replaced = sqlx::query("DELETE FROM documents WHERE source = $1")
+            .bind(&document.source)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            > 0;
+        if holder.is_some() {
+            tx.commit().await?;
+            return Ok(WriteOutcome::Duplicate);
+        }
+        insert_document(&mut tx, document).await?;
+        tx.commit().await?;
+        Ok(if replaced {
+            WriteOutcome::Replaced
+        } else {
+            WriteOutcome::Added
+        })
+    }
+
+    async fn delete_document(&self, source: &str) -> Result<bool, StoreError> {
+        let result = sqlx::query("DELETE FROM documents WHERE source = $1")
+            .bind(source)
+            .execute(&self.pool)
+            .await?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        (&self.pool).execute(sqlx::raw_sql(
+            "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations CASCADE",
+        ))
+        .await?;
+        Ok(())
+    }
+}
+
+async fn insert_document(tx: &mut Transaction<'_, Postgres>, document: &NewDocument) -> Result<(), StoreError> {
+    let document_id: i64 = sqlx::query_scalar(
+        "INSERT INTO documents (source, content_hash, title, permissions, metadata)
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(&document.source)
+    .bind(&document.content_hash)
+    .bind(&document.title)
+    .bind(&document.permissions)
+    .bind(&document.metadata)
+    .fetch_one(&mut **tx)
+    .await?;
+    let chunks = &document.chunks;
+    let ids: Vec<&str> = chunks.iter().map(|c| c.chunk_id.as_str()).collect();
+    let ordinals: Vec<i32> = chunks.iter().map(|c| c.ordinal as i32).collect();
+    let sections: Vec<&str> = chunks.iter().map(|c| c.section.as_str()).collect();
+    let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let tokens: Vec<i32> = chunks.iter().map(|c| c.tokens as i32).collect();
+    let vectors: Vec<String> = chunks.iter().map(|c| vector_literal(&c.embedding)).collect();
+    sqlx::query(
+        "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
+         SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding::vector, $9
+         FROM UNNEST($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
+              AS t(chunk_id, ordinal, section, kind, text, tokens, embedding)",
+    )
+    .bind(document_id)
+    .bind(&ids)
+    .bind(&ordinals)
+    .bind(&sections)
+    .bind(&kinds)
+    .bind(&texts)
+    .bind(&tokens)
+    .bind(&vectors)
+    .bind(&document.permissions)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// pgvector's text form: `[0.1,0.2,…]`.
+pub fn vector_literal(vector: &[f32]) -> String {
+    let mut text = String::with_capacity(vector.len() * 10 + 2);
+    text.push('[');
+    for (i, value) in vector.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&value.to_string());
+    }
+    text.push(']');
+    text
+}

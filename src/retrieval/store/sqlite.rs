@@ -1,0 +1,306 @@
+//! ADAPTER: the embedded default store, one SQLite file (sqlx) in the user's data directory.
+//! Vectors are little-endian `f32` blobs searched exactly; FTS5 indexes section and text;
+//! permissions are rows of an indexed side table so the search filter can join on them.
+//!
+//! Writers open `BEGIN IMMEDIATE` transactions: SQLite then admits one writer at a time across
+//! processes, and a second ingest waits (busy timeout) instead of failing or duplicating.
+
+use super::migrations::{self, SQLITE};
+use super::{
+    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument, WriteOutcome,
+    SETTING_DIM, SETTING_MODEL,
+};
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Executor, Row, Sqlite, Transaction};
+use std::path::Path;
+use std::time::Duration;
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+    location: String,
+}
+
+impl SqliteStore {
+    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let connect_error = |message: String| StoreError::Connect {
+            location: path.display().to_string(),
+            message,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| connect_error(e.to_string()))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .foreign_keys(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(30));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| connect_error(e.to_string()))?;
+        Ok(SqliteStore {
+            pool,
+            location: path.display().to_string(),
+        })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    async fn applied(&self) -> Result<Vec<u32>, StoreError> {
+        let exists: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agent_migrations'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        if exists == 0 {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(versions.into_iter().map(|v| v as u32).collect())
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM store_settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn require_migrated(&self) -> Result<(), StoreError> {
+        if migrations::pending(SQLITE, &self.applied().await?).is_empty() {
+            Ok(())
+        } else {
+            Err(StoreError::NotMigrated)
+        }
+    }
+}
+
+#[async_trait]
+impl ChunkStore for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        (&mut *tx)
+            .execute(sqlx::raw_sql(
+                "CREATE TABLE IF NOT EXISTS agent_migrations (
+                     version INTEGER PRIMARY KEY,
+                     name TEXT NOT NULL,
+                     applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+            ))
+            .await?;
+        let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM agent_migrations")
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut newly = Vec::new();
+        let todo: Vec<&migrations::Migration> = SQLITE.iter().filter(|m| !applied.contains(&i64::from(m.version))).collect();
+        for migration in todo {
+            let sql = migration.render(dim);
+            (&mut *tx).execute(sqlx::raw_sql(&sql))
+                .await
+                .map_err(|e| StoreError::Migration {
+                    version: migration.version,
+                    name: migration.name.to_string(),
+                    message: e.to_string(),
+                })?;
+            sqlx::query("INSERT INTO agent_migrations (version, name) VALUES (?, ?)")
+                .bind(i64::from(migration.version))
+                .bind(migration.name)
+                .execute(&mut *tx)
+                .await?;
+            newly.push(migration.version);
+        }
+        sqlx::query("INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)")
+            .bind(SETTING_DIM)
+            .bind(dim.to_string())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(newly)
+    }
+
+    async fn status(&self) -> Result<StoreStatus, StoreError> {
+        let applied = self.applied().await?;
+        let pending = migrations::pending(SQLITE, &applied);
+        let mut status = StoreStatus {
+            backend: self.backend(),
+            location: self.location.clone(),
+            applied_migrations: applied,
+            pending_migrations: pending.clone(),
+            embedding_model: None,
+            embedding_dim: None,
+            documents: 0,
+            chunks: 0,
+        };
+        if pending.is_empty() {
+            status.embedding_model = self.setting(SETTING_MODEL).await?;
+            status.embedding_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+            status.documents = sqlx::query_scalar("SELECT count(*) FROM documents")
+                .fetch_one(&self.pool)
+                .await?;
+            status.chunks = sqlx::query_scalar("SELECT count(*) FROM chunks")
+                .fetch_one(&self.pool)
+                .await?;
+        }
+        Ok(status)
+    }
+
+    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
+        self.require_migrated().await?;
+        let stored_model = self.setting(SETTING_MODEL).await?;
+        let stored_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+        if check_embedding(stored_model, stored_dim, model, dim)? {
+            sqlx::query("INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)")
+                .bind(SETTING_MODEL)
+                .bind(model)
+                .execute(&self.pool)
+                .await?;
+            let recorded = self.setting(SETTING_MODEL).await?;
+            check_embedding(recorded, Some(dim), model, dim)?;
+        }
+        Ok(())
+    }
+
+    async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        self.require_migrated().await?;
+        let rows = sqlx::query(
+            "SELECT d.source, d.content_hash, d.permissions = '[]' AS public,
+                    (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
+             FROM documents d ORDER BY d.source",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(StoredDocument {
+                    source: row.try_get("source")?,
+                    content_hash: row.try_get("content_hash")?,
+                    chunks: row.try_get("chunks")?,
+                    public: row.try_get("public")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn write_document(&self, document: &NewDocument) -> Result<WriteOutcome, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let holder: Option<String> = sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = ?")
+            .bind(&document.content_hash)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if holder.as_deref() == Some(document.source.as_str()) {
+            return Ok(WriteOutcome::Unchanged);
+        }
+        let replaced = sqlx::query("DELETE FROM documents WHERE source = ?")
+            .bind(&document.source)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            > 0;
+        if holder.is_some() {
+            tx.commit().await?;
+            return Ok(WriteOutcome::Duplicate);
+        }
+        insert_document(&mut tx, document).await?;
+        tx.commit().await?;
+        Ok(if replaced {
+            WriteOutcome::Replaced
+        } else {
+            WriteOutcome::Added
+        })
+    }
+
+    async fn delete_document(&self, source: &str) -> Result<bool, StoreError> {
+        let result = sqlx::query("DELETE FROM documents WHERE source = ?")
+            .bind(source)
+            .execute(&self.pool)
+            .await?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        (&self.pool).execute(sqlx::raw_sql(
+            "DROP TABLE IF EXISTS chunks_fts;
+             DROP TABLE IF EXISTS chunk_permissions;
+             DROP TABLE IF EXISTS chunks;
+             DROP TABLE IF EXISTS documents;
+             DROP TABLE IF EXISTS store_settings;
+             DROP TABLE IF EXISTS agent_migrations;",
+        ))
+        .await?;
+        Ok(())
+    }
+}
+
+async fn insert_document(tx: &mut Transaction<'_, Sqlite>, document: &NewDocument) -> Result<(), StoreError> {
+    let permissions = serde_json::to_string(&document.permissions).expect("strings serialize");
+    let document_id: i64 = sqlx::query_scalar(
+        "INSERT INTO documents (source, content_hash, title, permissions, metadata)
+         VALUES (?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&document.source)
+    .bind(&document.content_hash)
+    .bind(&document.title)
+    .bind(&permissions)
+    .bind(document.metadata.to_string())
+    .fetch_one(&mut **tx)
+    .await?;
+    for chunk in &document.chunks {
+        let row_id: i64 = sqlx::query_scalar(
+            "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&chunk.chunk_id)
+        .bind(document_id)
+        .bind(chunk.ordinal as i64)
+        .bind(&chunk.section)
+        .bind(&chunk.kind)
+        .bind(&chunk.text)
+        .bind(chunk.tokens as i64)
+        .bind(vector_blob(&chunk.embedding))
+        .bind(&permissions)
+        .fetch_one(&mut **tx)
+        .await?;
+        for permission in &document.permissions {
+            sqlx::query("INSERT OR IGNORE INTO chunk_permissions (permission, chunk_id) VALUES (?, ?)")
+                .bind(permission)
+                .bind(row_id)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Little-endian `f32`s, 4 bytes a dimension.
+pub fn vector_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+pub fn blob_vector(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_round_trip_through_blobs() {
+        let v = vec![0.5f32, -1.25, 3.0e-7];
+        assert_eq!(blob_vector(&vector_blob(&v)), v);
+        assert_eq!(vector_blob(&v).len(), 12);
+    }
+}
