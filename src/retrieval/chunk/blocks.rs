@@ -204,7 +204,7 @@ mod tests {
     fn list_items_are_recorded() {
         let body = "- a\n- b\n  - nested\n- c\n";
         match &top_level_blocks(body)[0].kind {
-            BlockKind::List { item_starts } => assert_eq!(item_starts, &[0, 4, 21]),
+            BlockKind::List { item_starts } => assert_eq!(item_starts, &[0, 4, 19]),
             other => panic!("expected a list, got {other:?}"),
         }
     }

@@ -137,7 +137,6 @@ impl Chunker {
         }
         let strategy = match &block.kind {
             BlockKind::Paragraph => Strategy::Sentences,
-            BlockKind::Table => Strategy::Table,
             BlockKind::List { item_starts } => Strategy::List { item_starts },
             _ => Strategy::Lines,
         };

@@ -21,8 +21,8 @@ pub struct Piece<'a> {
 
 /// How a block should be cut.
 pub enum Strategy<'b> {
+    /// Code, tables, quotes, HTML: between lines.
     Lines,
-    Table,
     List { item_starts: &'b [usize] },
     Sentences,
 }
@@ -30,12 +30,8 @@ pub enum Strategy<'b> {
 pub fn split_block<'a>(text: &'a str, strategy: Strategy, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
     match strategy {
         Strategy::Sentences => pack_units(text, sentences(text), sizer, limit),
-        Strategy::Lines => split_lines(text, &[], 0, sizer, limit),
-        Strategy::Table => {
-            let header = text.split_inclusive('\n').take(2).map(str::len).sum();
-            split_lines(text, &[], header, sizer, limit)
-        }
-        Strategy::List { item_starts } => split_lines(text, item_starts, 0, sizer, limit),
+        Strategy::Lines => split_lines(text, &[], sizer, limit),
+        Strategy::List { item_starts } => split_lines(text, item_starts, sizer, limit),
     }
 }
 
@@ -48,18 +44,42 @@ struct OpenFence<'a> {
     len: usize,
 }
 
-/// Cuts between lines. `header_len` bytes at the top are repeated at the head of every piece;
-/// `preferred` are byte offsets (into `text`) where a cut is better, such as list items.
-fn split_lines<'a>(
-    text: &'a str,
-    preferred: &[usize],
-    header_len: usize,
-    sizer: &Sizer,
-    limit: usize,
-) -> Vec<Piece<'a>> {
-    let header = &text[..header_len];
-    let header_size = if header.is_empty() { 0 } else { sizer.measure(header) };
-    let lines: Vec<(usize, &str)> = line_offsets(text, header_len);
+/// What must be re-opened at the head of a piece that starts at some line: the header and
+/// delimiter rows of a table the line belongs to.
+fn table_headers(lines: &[(usize, &str)]) -> Vec<Option<String>> {
+    let mut headers = vec![None; lines.len()];
+    let mut current: Option<String> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].1;
+        if !is_table_row(line) {
+            current = None;
+        } else if current.is_some() {
+            headers[i] = current.clone();
+        } else if i + 1 < lines.len() && is_delimiter_row(lines[i + 1].1) {
+            current = Some(format!("{}{}", line, lines[i + 1].1));
+            i += 1; // the delimiter row travels with its header
+        }
+        i += 1;
+    }
+    headers
+}
+
+fn is_table_row(line: &str) -> bool {
+    line.trim_start().starts_with('|')
+}
+
+fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-') && t.contains('|') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// Cuts between lines. A cut inside a fence closes and re-opens it; a cut inside a table
+/// repeats its header and delimiter rows. `preferred` are byte offsets (into `text`) where a cut
+/// is better, such as list items.
+fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+    let lines: Vec<(usize, &str)> = line_offsets(text, 0);
+    let tables = table_headers(&lines);
     let sizes: Vec<usize> = lines.iter().map(|(_, l)| sizer.measure(l)).collect();
     let mut prefix = vec![0usize; lines.len() + 1];
     for (i, size) in sizes.iter().enumerate() {
@@ -78,6 +98,8 @@ fn split_lines<'a>(
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < lines.len() {
+        let header: &str = tables[start].as_deref().unwrap_or("");
+        let header_size = if header.is_empty() { 0 } else { sizer.measure(header) };
         let base = header_size + measure_opener(&fences[start]);
         let mut end = start;
         let mut boundary = None;
@@ -99,6 +121,9 @@ fn split_lines<'a>(
         if end < lines.len() {
             if let Some(b) = boundary.filter(|b| (prefix[*b] - prefix[start] + base) * 2 >= limit) {
                 end = b;
+            } else if end > start + 1 && is_delimiter_row(lines[end].1) && is_table_row(lines[end - 1].1) {
+                // Never leave a header row behind without its delimiter.
+                end -= 1;
             }
         }
         pieces.push(assemble(text, header, &fences[start], &lines[start..end], &fences[end], sizer, base + prefix[end] - prefix[start]));
