@@ -87,7 +87,23 @@ pub fn top_level_blocks(body: &str) -> Vec<Block> {
             _ => {}
         }
     }
-    tile(body, starts)
+    glue_table_continuations(body, tile(body, starts))
+}
+
+/// Rows that the parser left out of a table (after a bare `|` line, say) but that readers see
+/// as part of it stay with the table, so they are never cut off from its header.
+fn glue_table_continuations(body: &str, blocks: Vec<Block>) -> Vec<Block> {
+    let mut glued: Vec<Block> = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let continues_table = block.kind != BlockKind::Table
+            && body[block.range.clone()].starts_with('|')
+            && glued.last().is_some_and(|b| b.kind == BlockKind::Table);
+        match glued.last_mut() {
+            Some(previous) if continues_table => previous.range.end = block.range.end,
+            _ => glued.push(block),
+        }
+    }
+    glued
 }
 
 fn finish_block(
@@ -207,6 +223,14 @@ mod tests {
             BlockKind::List { item_starts } => assert_eq!(item_starts, &[0, 4, 19]),
             other => panic!("expected a list, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn rows_after_a_bare_pipe_stay_with_their_table() {
+        let body = "| a | b |\n|---|---|\n| 1 | 2 |\n|\n| 3 | 4 |\n";
+        let blocks = top_level_blocks(body);
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].kind, BlockKind::Table);
     }
 
     #[test]

@@ -98,7 +98,7 @@ impl Chunker {
 
     /// Chunks a whole document. Only malformed front matter is an error.
     pub fn chunk(&self, text: &str) -> Result<ChunkedDocument, FrontMatterError> {
-        let normalized = normalize_newlines(text);
+        let normalized = normalize(text);
         let (front_matter, body) = split_front_matter(&normalized)?;
         Ok(ChunkedDocument {
             front_matter,
@@ -140,7 +140,7 @@ impl Chunker {
             BlockKind::List { item_starts } => Strategy::List { item_starts },
             _ => Strategy::Lines,
         };
-        split_block(text, strategy, &self.sizer, self.config.target)
+        split_block(text, strategy, &self.sizer, self.config.target, self.config.max)
     }
 }
 
@@ -154,13 +154,30 @@ fn category(kind: &BlockKind) -> ChunkKind {
     }
 }
 
-/// CRLF and lone CR become LF, and a byte-order mark is dropped.
-fn normalize_newlines(text: &str) -> Cow<'_, str> {
+/// CRLF and lone CR become LF, a byte-order mark is dropped, and a line that is only a code
+/// fence loses its trailing blanks (CommonMark allows them on a closing fence; pulldown-cmark
+/// 0.13 does not recognise a closer followed by a tab, and would run the block on).
+fn normalize(text: &str) -> Cow<'_, str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.contains('\r') {
+    let mut text = if text.contains('\r') {
         Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
         Cow::Borrowed(text)
+    };
+    if text.contains("``\t") || text.contains("~~\t") || text.contains("`` \n") || text.contains("~~ \n") {
+        text = Cow::Owned(text.split_inclusive('\n').map(trim_fence_line).collect());
+    }
+    text
+}
+
+fn trim_fence_line(line: &str) -> Cow<'_, str> {
+    let bare = line.trim_end();
+    let marker = bare.trim_start();
+    let is_fence = marker.len() >= 3 && (marker.bytes().all(|b| b == b'`') || marker.bytes().all(|b| b == b'~'));
+    if is_fence && bare.len() + 1 < line.len() {
+        Cow::Owned(format!("{bare}\n"))
+    } else {
+        Cow::Borrowed(line)
     }
 }
 
@@ -242,16 +259,22 @@ impl Packer {
 
     fn flush(&mut self) {
         let open = std::mem::take(&mut self.open);
-        let text = open.text.trim_end();
+        let mut text = open.text.trim_end().to_string();
         if text.trim().is_empty() {
             return;
+        }
+        // A fence the parser closed implicitly (its list item or the document ended) is closed
+        // explicitly, so the chunk is balanced Markdown on its own.
+        if let Some(closer) = split::fence_open_at_end(&text) {
+            text.push('\n');
+            text.push_str(closer.trim_end());
         }
         self.chunks.push(Chunk {
             ordinal: self.chunks.len(),
             section: open.section,
             kind: open.kind.unwrap_or(ChunkKind::Prose),
             size: open.size,
-            text: text.to_string(),
+            text,
         });
     }
 

@@ -27,21 +27,24 @@ pub enum Strategy<'b> {
     Sentences,
 }
 
-pub fn split_block<'a>(text: &'a str, strategy: Strategy, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+/// Pieces aim at `limit`; a single line that cannot fit there is kept whole up to `hard_limit`
+/// (the chunker's maximum) before it is cut between words.
+pub fn split_block<'a>(text: &'a str, strategy: Strategy, sizer: &Sizer, limit: usize, hard_limit: usize) -> Vec<Piece<'a>> {
     match strategy {
         Strategy::Sentences => pack_units(text, sentences(text), sizer, limit),
-        Strategy::Lines => split_lines(text, &[], sizer, limit),
-        Strategy::List { item_starts } => split_lines(text, item_starts, sizer, limit),
+        Strategy::Lines => split_lines(text, &[], sizer, limit, hard_limit),
+        Strategy::List { item_starts } => split_lines(text, item_starts, sizer, limit, hard_limit),
     }
 }
 
 /// The opening line of a fence that is open before some line, and the line that closes it.
 #[derive(Clone)]
-struct OpenFence<'a> {
+pub(super) struct OpenFence<'a> {
     opener: &'a str,
-    closer: String,
+    pub(super) closer: String,
     marker: char,
     len: usize,
+    indent: usize,
 }
 
 /// What must be re-opened at the head of a piece that starts at some line: the header and
@@ -77,7 +80,7 @@ fn is_delimiter_row(line: &str) -> bool {
 /// Cuts between lines. A cut inside a fence closes and re-opens it; a cut inside a table
 /// repeats its header and delimiter rows. `preferred` are byte offsets (into `text`) where a cut
 /// is better, such as list items.
-fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usize, hard_limit: usize) -> Vec<Piece<'a>> {
     let lines: Vec<(usize, &str)> = line_offsets(text, 0);
     let tables = table_headers(&lines);
     let sizes: Vec<usize> = lines.iter().map(|(_, l)| sizer.measure(l)).collect();
@@ -114,9 +117,13 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
             }
         }
         if end == start {
-            pieces.extend(split_long_line(header, header_size, lines[start].1, sizer, limit));
-            start += 1;
-            continue;
+            let alone = base + sizes[start] + measure_closer(&fences[start + 1]);
+            if alone > hard_limit {
+                pieces.extend(split_long_line(header, header_size, lines[start].1, sizer, hard_limit));
+                start += 1;
+                continue;
+            }
+            end = start + 1;
         }
         if end < lines.len() {
             if let Some(b) = boundary.filter(|b| (prefix[*b] - prefix[start] + base) * 2 >= limit) {
@@ -197,7 +204,7 @@ fn line_offsets(text: &str, from: usize) -> Vec<(usize, &str)> {
 
 /// Follows fence openers and closers line by line (backtick or tilde runs of three or more,
 /// at any indentation, as in lists and block quotes).
-fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Option<OpenFence<'a>> {
+pub(super) fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Option<OpenFence<'a>> {
     let trimmed = line.trim_start_matches([' ', '\t', '>']);
     let Some(marker) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') else {
         return open;
@@ -207,19 +214,24 @@ fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Option<OpenFen
         return open;
     }
     let rest = &trimmed[run..];
+    let prefix = &line[..line.len() - trimmed.len()];
+    let indent: usize = prefix.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum();
     match open {
-        Some(fence) if marker == fence.marker && run >= fence.len && rest.trim().is_empty() => None,
+        // CommonMark: a closer indented more than three columns past its opener is content.
+        Some(fence)
+            if marker == fence.marker && run >= fence.len && rest.trim().is_empty() && indent <= fence.indent + 3 =>
+        {
+            None
+        }
         Some(fence) => Some(fence),
         None if marker == '`' && rest.contains('`') => None,
-        None => {
-            let indent = &line[..line.len() - trimmed.len()];
-            Some(OpenFence {
-                opener: line,
-                closer: format!("{indent}{}\n", marker.to_string().repeat(run)),
-                marker,
-                len: run,
-            })
-        }
+        None => Some(OpenFence {
+            opener: line,
+            closer: format!("{prefix}{}\n", marker.to_string().repeat(run)),
+            marker,
+            len: run,
+            indent,
+        }),
     }
 }
 
@@ -316,4 +328,11 @@ fn words(text: &str) -> Vec<Range<usize>> {
         out.push(start..text.len());
     }
     out
+}
+
+/// The fence a text leaves open at its end, if any.
+pub(super) fn fence_open_at_end(text: &str) -> Option<String> {
+    text.split_inclusive('\n')
+        .fold(None, |open, line| track_fence(open, line))
+        .map(|fence| fence.closer)
 }
