@@ -1,1 +1,13 @@
+//! One integration-test binary: the CLI as a user runs it, both stores through one conformance
+//! suite, ingest end to end, the OpenAI-compatible embedder against a scripted HTTP server, and
+//! the chunker over the shared corpus.
+//!
+//! Postgres tests need a server with pgvector (`scripts/provision-postgres`). Outside CI they
+//! skip loudly when none answers; under `CI=true` a missing server fails the test.
 
+mod cli;
+mod corpus;
+mod embed;
+mod ingest;
+mod store;
+mod util;

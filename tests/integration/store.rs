@@ -1,0 +1,169 @@
+//! One conformance suite for the `ChunkStore` port, run against both adapters.
+
+use crate::util::TestDatabase;
+use crowdvision_agent::retrieval::store::{
+    postgres::PostgresStore, sqlite::SqliteStore, ChunkStore, NewChunk, NewDocument, StoreError, WriteOutcome,
+};
+use std::sync::Arc;
+
+const DIM: usize = 8;
+
+fn document(source: &str, hash: &str, chunks: usize, permissions: &[&str]) -> NewDocument {
+    NewDocument {
+        source: source.to_string(),
+        content_hash: hash.to_string(),
+        title: Some(format!("Title of {source}")),
+        permissions: permissions.iter().map(|p| p.to_string()).collect(),
+        metadata: serde_json::json!({"tags": ["t"]}),
+        chunks: (0..chunks)
+            .map(|i| NewChunk {
+                chunk_id: format!("{hash}-{i}"),
+                ordinal: i,
+                section: "Guide > Part".to_string(),
+                kind: "prose".to_string(),
+                text: format!("chunk {i} of {source}"),
+                tokens: 5,
+                embedding: vec![0.5; DIM],
+            })
+            .collect(),
+    }
+}
+
+async fn conformance(store: Arc<dyn ChunkStore>) {
+    // migrate is idempotent and recorded
+    assert_eq!(store.migrate(DIM).await.unwrap(), vec![1]);
+    assert!(store.migrate(DIM).await.unwrap().is_empty());
+    let status = store.status().await.unwrap();
+    assert!(status.pending_migrations.is_empty());
+    assert_eq!(status.embedding_dim, Some(DIM));
+
+    // the embedding model is recorded once, then enforced
+    store.ensure_embedding("model-a", DIM).await.unwrap();
+    store.ensure_embedding("model-a", DIM).await.unwrap();
+    let mismatch = store.ensure_embedding("model-b", DIM).await.unwrap_err();
+    assert!(matches!(mismatch, StoreError::EmbeddingMismatch { .. }));
+    assert!(mismatch.to_string().contains("db reset"));
+    assert!(store.ensure_embedding("model-a", DIM * 2).await.is_err());
+
+    // add, unchanged, duplicate, replace
+    let first = document("user/a.md", "h1", 3, &[]);
+    assert_eq!(store.write_document(&first).await.unwrap(), WriteOutcome::Added);
+    assert_eq!(store.write_document(&first).await.unwrap(), WriteOutcome::Unchanged);
+    let same_content = document("user/copy.md", "h1", 3, &[]);
+    assert_eq!(store.write_document(&same_content).await.unwrap(), WriteOutcome::Duplicate);
+    let changed = document("user/a.md", "h2", 2, &["business_staff", "domain:acme"]);
+    assert_eq!(store.write_document(&changed).await.unwrap(), WriteOutcome::Replaced);
+
+    let documents = store.documents().await.unwrap();
+    assert_eq!(documents.len(), 1, "{documents:?}");
+    assert_eq!(documents[0].content_hash, "h2");
+    assert_eq!(documents[0].chunks, 2, "the replaced document's chunks are gone");
+    assert!(!documents[0].public);
+    let status = store.status().await.unwrap();
+    assert_eq!((status.documents, status.chunks), (1, 2));
+    assert_eq!(status.embedding_model.as_deref(), Some("model-a"));
+
+    // a failing write leaves nothing half-written: the second chunk id collides
+    let mut broken = document("user/broken.md", "h3", 2, &[]);
+    broken.chunks[1].chunk_id = broken.chunks[0].chunk_id.clone();
+    assert!(store.write_document(&broken).await.is_err());
+    let sources: Vec<String> = store.documents().await.unwrap().into_iter().map(|d| d.source).collect();
+    assert_eq!(sources, ["user/a.md"]);
+    assert_eq!(store.status().await.unwrap().chunks, 2);
+
+    // concurrent writers of the same new document produce one document
+    let racers: Vec<_> = (0..6)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.write_document(&document("user/race.md", "h4", 4, &[])).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for racer in racers {
+        outcomes.push(racer.await.unwrap().unwrap());
+    }
+    assert_eq!(outcomes.iter().filter(|o| **o == WriteOutcome::Added).count(), 1, "{outcomes:?}");
+    assert_eq!(store.status().await.unwrap().chunks, 6);
+
+    // delete and reset
+    assert!(store.delete_document("user/race.md").await.unwrap());
+    assert!(!store.delete_document("user/race.md").await.unwrap());
+    assert_eq!(store.status().await.unwrap().chunks, 2);
+    store.reset().await.unwrap();
+    let status = store.status().await.unwrap();
+    assert_eq!(status.applied_migrations, Vec::<u32>::new());
+    assert!(matches!(store.documents().await, Err(StoreError::NotMigrated)));
+}
+
+#[tokio::test]
+async fn sqlite_store_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("nested/kb.sqlite")).await.unwrap();
+    conformance(Arc::new(store)).await;
+}
+
+#[tokio::test]
+async fn postgres_store_conforms() {
+    let Some(db) = TestDatabase::create().await else { return };
+    let store = PostgresStore::connect(&db.url).await.unwrap();
+    conformance(Arc::new(store)).await;
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn postgres_schema_has_the_expected_indexes() {
+    let Some(db) = TestDatabase::create().await else { return };
+    let store = PostgresStore::connect(&db.url).await.unwrap();
+    store.migrate(768).await.unwrap();
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT indexdef FROM pg_indexes WHERE tablename = 'chunks' ORDER BY indexname",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    let all = indexes.join("\n");
+    assert!(all.contains("USING hnsw (embedding vector_cosine_ops)"), "{all}");
+    assert!(all.contains("USING gin (tsv)"), "{all}");
+    assert!(all.contains("USING gin (permissions)"), "{all}");
+    assert!(all.contains("(document_id)"), "{all}");
+    let column: String = sqlx::query_scalar(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+         WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(column, "vector(768)");
+    store.pool().close().await;
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn sqlite_full_text_index_follows_writes_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("kb.sqlite")).await.unwrap();
+    store.migrate(DIM).await.unwrap();
+    store.ensure_embedding("m", DIM).await.unwrap();
+    store.write_document(&document("a.md", "x1", 2, &["admin"])).await.unwrap();
+    let hits: i64 = sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(hits, 2);
+    let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions WHERE permission = 'admin'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(permissions, 2);
+    store.delete_document("a.md").await.unwrap();
+    let hits: i64 = sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(hits, 0);
+    let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(permissions, 0);
+}
