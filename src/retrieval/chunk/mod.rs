@@ -12,6 +12,7 @@ mod size;
 mod split;
 
 pub use front_matter::{split_front_matter, FrontMatter, FrontMatterError};
+// `normalize` is public so tests can read a source exactly as the chunker does.
 pub use size::{count_tokens, Sizer};
 
 use crate::config::ChunkingConfig;
@@ -114,7 +115,8 @@ impl Chunker {
             if text.trim().is_empty() {
                 continue;
             }
-            let size = self.sizer.measure(text);
+            // Trailing blank lines are not content: a block that fits without them is whole.
+            let size = self.sizer.measure(text.trim_end());
             match &block.kind {
                 BlockKind::Heading { level, title } => packer.heading(*level, title, text, size),
                 _ => {
@@ -157,7 +159,7 @@ fn category(kind: &BlockKind) -> ChunkKind {
 /// CRLF and lone CR become LF, a byte-order mark is dropped, and a line that is only a code
 /// fence loses its trailing blanks (CommonMark allows them on a closing fence; pulldown-cmark
 /// 0.13 does not recognise a closer followed by a tab, and would run the block on).
-fn normalize(text: &str) -> Cow<'_, str> {
+pub fn normalize(text: &str) -> Cow<'_, str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut text = if text.contains('\r') {
         Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))

@@ -69,11 +69,11 @@ fn table_headers(lines: &[(usize, &str)]) -> Vec<Option<String>> {
 }
 
 fn is_table_row(line: &str) -> bool {
-    line.trim_start().starts_with('|')
+    content_of(line).1.starts_with('|')
 }
 
 fn is_delimiter_row(line: &str) -> bool {
-    let t = line.trim();
+    let t = content_of(line).1.trim();
     t.contains('-') && t.contains('|') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
 }
 
@@ -95,6 +95,7 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
         let next = track_fence(fences.last().cloned().flatten(), line);
         fences.push(next);
     }
+    let units = atomic_units(&lines, &fences);
     let measure_closer = |f: &Option<OpenFence>| f.as_ref().map_or(0, |f| sizer.measure(&f.closer));
     let measure_opener = |f: &Option<OpenFence>| f.as_ref().map_or(0, |f| sizer.measure(f.opener));
 
@@ -108,7 +109,13 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
         let mut boundary = None;
         while end < lines.len() {
             let with_line = base + prefix[end + 1] - prefix[start] + measure_closer(&fences[end + 1]);
-            if with_line > limit {
+            // A fence or table that began in this piece may run on to the hard limit, so that
+            // one which fits the chunker's maximum is never cut.
+            let cap = match units[end] {
+                Some((a, b)) if a >= start && base + prefix[b] - prefix[start] <= hard_limit => hard_limit,
+                _ => limit,
+            };
+            if with_line > cap {
                 break;
             }
             end += 1;
@@ -126,17 +133,41 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
             end = start + 1;
         }
         if end < lines.len() {
+            let unit_start = units[end].map(|(a, _)| a).filter(|a| *a > start && *a < end);
             if let Some(b) = boundary.filter(|b| (prefix[*b] - prefix[start] + base) * 2 >= limit) {
                 end = b;
-            } else if end > start + 1 && is_delimiter_row(lines[end].1) && is_table_row(lines[end - 1].1) {
-                // Never leave a header row behind without its delimiter.
-                end -= 1;
+            } else if let Some(a) = unit_start {
+                // Cut before the fence or table rather than inside it.
+                end = a;
             }
         }
         pieces.push(assemble(text, header, &fences[start], &lines[start..end], &fences[end], sizer, base + prefix[end] - prefix[start]));
         start = end;
     }
     pieces
+}
+
+/// For each line inside a fenced block or a table, the line range `[first, end)` of that unit.
+fn atomic_units(lines: &[(usize, &str)], fences: &[Option<OpenFence>]) -> Vec<Option<(usize, usize)>> {
+    let mut units = vec![None; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let opens_fence = fences[i].is_none() && fences[i + 1].is_some();
+        let opens_table = is_table_row(lines[i].1) && lines.get(i + 1).is_some_and(|(_, l)| is_delimiter_row(l));
+        let end = if opens_fence {
+            (i + 1..lines.len()).find(|j| fences[j + 1].is_none()).map_or(lines.len(), |j| j + 1)
+        } else if opens_table {
+            (i + 2..lines.len()).find(|j| !is_table_row(lines[*j].1)).unwrap_or(lines.len())
+        } else {
+            i += 1;
+            continue;
+        };
+        for unit in &mut units[i..end] {
+            *unit = Some((i, end));
+        }
+        i = end;
+    }
+    units
 }
 
 /// One piece: the repeated header, the re-opened fence, the lines, the closing fence.
@@ -205,7 +236,7 @@ fn line_offsets(text: &str, from: usize) -> Vec<(usize, &str)> {
 /// Follows fence openers and closers line by line (backtick or tilde runs of three or more,
 /// at any indentation, as in lists and block quotes).
 pub(super) fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Option<OpenFence<'a>> {
-    let trimmed = line.trim_start_matches([' ', '\t', '>']);
+    let (indent, trimmed) = content_of(line);
     let Some(marker) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') else {
         return open;
     };
@@ -214,8 +245,6 @@ pub(super) fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Opt
         return open;
     }
     let rest = &trimmed[run..];
-    let prefix = &line[..line.len() - trimmed.len()];
-    let indent: usize = prefix.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum();
     match open {
         // CommonMark: a closer indented more than three columns past its opener is content.
         Some(fence)
@@ -227,11 +256,34 @@ pub(super) fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Opt
         None if marker == '`' && rest.contains('`') => None,
         None => Some(OpenFence {
             opener: line,
-            closer: format!("{prefix}{}\n", marker.to_string().repeat(run)),
+            closer: format!("{}{}\n", " ".repeat(indent), marker.to_string().repeat(run)),
             marker,
             len: run,
             indent,
         }),
+    }
+}
+
+/// The column where a line's content starts and the content, past indentation, block-quote
+/// markers and list markers (`- `, `* `, `+ `, `1. `, `1) `).
+fn content_of(line: &str) -> (usize, &str) {
+    let mut rest = line;
+    let mut column = 0;
+    loop {
+        let trimmed = rest.trim_start_matches([' ', '\t', '>']);
+        column += rest[..rest.len() - trimmed.len()]
+            .chars()
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum::<usize>();
+        rest = trimmed;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let marker_len = match rest.as_bytes() {
+            [b'-' | b'*' | b'+', b' ', ..] => 2,
+            bytes if (1..=9).contains(&digits) && matches!(bytes.get(digits), Some(b'.' | b')')) && bytes.get(digits + 1) == Some(&b' ') => digits + 2,
+            _ => return (column, rest),
+        };
+        column += marker_len;
+        rest = &rest[marker_len..];
     }
 }
 

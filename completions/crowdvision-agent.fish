@@ -1,0 +1,122 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_crowdvision_agent_global_optspecs
+    string join \n config= h/help V/version
+end
+
+function __fish_crowdvision_agent_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_crowdvision_agent_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_crowdvision_agent_using_subcommand
+    set -l cmd (__fish_crowdvision_agent_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ingest" -d 'Walk Markdown sources, chunk, embed and store them'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "chunk" -d 'Print the chunks files would produce, one JSON object a line with --json'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "search" -d 'Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "eval" -d 'Golden-dataset evaluation'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "serve" -d 'Serve the HTTP API'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "db" -d 'Schema management for the configured store'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l prune -d 'Delete stored documents whose sources were not found under the given paths'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l dry-run -d 'Print what would change, per source, without writing'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l require-permissions -d 'Refuse documents that declare no permissions (also REQUIRE_PERMISSIONS=true)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l json -d 'Print the summary as JSON'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l unit -d 'Override CHUNK_SIZE_UNIT' -r -f -a "tokens\t''
+chars\t''"
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l target -d 'Override CHUNK_TARGET' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l max -d 'Override CHUNK_MAX' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l json -d 'One JSON object a line: source, ordinal, section, kind, tokens, text'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "status" -d 'Show migrations, the recorded embedding model and dimension, and counts'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "reset" -d 'Drop every table the agent created, to rebuild with another embedding model or size'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l json
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l yes -d 'Confirm: the knowledge base is deleted'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show migrations, the recorded embedding model and dimension, and counts'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "reset" -d 'Drop every table the agent created, to rebuild with another embedding model or size'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "ingest" -d 'Walk Markdown sources, chunk, embed and store them'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "chunk" -d 'Print the chunks files would produce, one JSON object a line with --json'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "search" -d 'Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "eval" -d 'Golden-dataset evaluation'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "serve" -d 'Serve the HTTP API'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "db" -d 'Schema management for the configured store'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "man" -d 'Print the man page (roff)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "status" -d 'Show migrations, the recorded embedding model and dimension, and counts'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "reset" -d 'Drop every table the agent created, to rebuild with another embedding model or size'

@@ -1,0 +1,565 @@
+#compdef crowdvision-agent
+
+autoload -U is-at-least
+
+_crowdvision-agent() {
+    typeset -A opt_args
+    typeset -a _arguments_options
+    local ret=1
+
+    if is-at-least 5.2; then
+        _arguments_options=(-s -S -C)
+    else
+        _arguments_options=(-s -C)
+    fi
+
+    local context curcontext="$curcontext" state line
+    _arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_crowdvision-agent_commands" \
+"*::: :->crowdvision-agent" \
+&& ret=0
+    case $state in
+    (crowdvision-agent)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-command-$line[1]:"
+        case $line[1] in
+            (ingest)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--prune[Delete stored documents whose sources were not found under the given paths]' \
+'--dry-run[Print what would change, per source, without writing]' \
+'--require-permissions[Refuse documents that declare no permissions (also REQUIRE_PERMISSIONS=true)]' \
+'--json[Print the summary as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::paths -- Files or folders of Markdown (.md, .markdown, .qmd, .qd):_files' \
+&& ret=0
+;;
+(chunk)
+_arguments "${_arguments_options[@]}" : \
+'--unit=[Override CHUNK_SIZE_UNIT]:UNIT:(tokens chars)' \
+'--target=[Override CHUNK_TARGET]:TARGET:_default' \
+'--max=[Override CHUNK_MAX]:MAX:_default' \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--json[One JSON object a line\: source, ordinal, section, kind, tokens, text]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::files -- Markdown files, or folders to search for them:_files' \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(ask)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(chat)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(eval)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(serve)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(tools)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(sim)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::rest:_default' \
+&& ret=0
+;;
+(db)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_crowdvision-agent__subcmd__db_commands" \
+"*::: :->db" \
+&& ret=0
+
+    case $state in
+    (db)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-db-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--json[]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--yes[Confirm\: the knowledge base is deleted]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__db__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-db-help-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':shell:(bash zsh fish elvish powershell)' \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-command-$line[1]:"
+        case $line[1] in
+            (ingest)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(chunk)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(ask)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(chat)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(eval)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(serve)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tools)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sim)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(db)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help__subcmd__db_commands" \
+"*::: :->db" \
+&& ret=0
+
+    case $state in
+    (db)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-db-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+}
+
+(( $+functions[_crowdvision-agent_commands] )) ||
+_crowdvision-agent_commands() {
+    local commands; commands=(
+'ingest:Walk Markdown sources, chunk, embed and store them' \
+'chunk:Print the chunks files would produce, one JSON object a line with --json' \
+'search:Hybrid retrieval only, no LLM\: ranked chunks with both ranks and the fused score' \
+'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
+'chat:Multi-turn conversation with history, the same loop as ask' \
+'eval:Golden-dataset evaluation' \
+'serve:Serve the HTTP API' \
+'tools:The tool registry\: list the tools, or call one directly as the caller' \
+'sim:Simulate twin-service and sensor-service from a YAML fixture' \
+'db:Schema management for the configured store' \
+'completions:Print a shell completion script' \
+'man:Print the man page (roff)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__ask_commands] )) ||
+_crowdvision-agent__subcmd__ask_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent ask commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__chat_commands] )) ||
+_crowdvision-agent__subcmd__chat_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent chat commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__chunk_commands] )) ||
+_crowdvision-agent__subcmd__chunk_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent chunk commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__completions_commands] )) ||
+_crowdvision-agent__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent completions commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db_commands] )) ||
+_crowdvision-agent__subcmd__db_commands() {
+    local commands; commands=(
+'migrate:Apply pending migrations (creates the store when it does not exist)' \
+'status:Show migrations, the recorded embedding model and dimension, and counts' \
+'reset:Drop every table the agent created, to rebuild with another embedding model or size' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent db commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__help_commands() {
+    local commands; commands=(
+'migrate:Apply pending migrations (creates the store when it does not exist)' \
+'status:Show migrations, the recorded embedding model and dimension, and counts' \
+'reset:Drop every table the agent created, to rebuild with another embedding model or size' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent db help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__help__subcmd__migrate_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__help__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db help migrate commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__help__subcmd__reset_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__help__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db help reset commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__help__subcmd__status_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db help status commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__migrate_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db migrate commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__reset_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db reset commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__db__subcmd__status_commands] )) ||
+_crowdvision-agent__subcmd__db__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent db status commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__eval_commands] )) ||
+_crowdvision-agent__subcmd__eval_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent eval commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__help_commands() {
+    local commands; commands=(
+'ingest:Walk Markdown sources, chunk, embed and store them' \
+'chunk:Print the chunks files would produce, one JSON object a line with --json' \
+'search:Hybrid retrieval only, no LLM\: ranked chunks with both ranks and the fused score' \
+'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
+'chat:Multi-turn conversation with history, the same loop as ask' \
+'eval:Golden-dataset evaluation' \
+'serve:Serve the HTTP API' \
+'tools:The tool registry\: list the tools, or call one directly as the caller' \
+'sim:Simulate twin-service and sensor-service from a YAML fixture' \
+'db:Schema management for the configured store' \
+'completions:Print a shell completion script' \
+'man:Print the man page (roff)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__ask_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__ask_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help ask commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__chat_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__chat_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help chat commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__chunk_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__chunk_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help chunk commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__completions_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help completions commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__db_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__db_commands() {
+    local commands; commands=(
+'migrate:Apply pending migrations (creates the store when it does not exist)' \
+'status:Show migrations, the recorded embedding model and dimension, and counts' \
+'reset:Drop every table the agent created, to rebuild with another embedding model or size' \
+    )
+    _describe -t commands 'crowdvision-agent help db commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__db__subcmd__migrate_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__db__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help db migrate commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__db__subcmd__reset_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__db__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help db reset commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__db__subcmd__status_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__db__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help db status commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__eval_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__eval_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help eval commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__ingest_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__ingest_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help ingest commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__man_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help man commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__search_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help search commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__serve_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help serve commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__sim_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__sim_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help sim commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__tools_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__tools_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help tools commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__ingest_commands] )) ||
+_crowdvision-agent__subcmd__ingest_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent ingest commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__man_commands] )) ||
+_crowdvision-agent__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent man commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__search_commands] )) ||
+_crowdvision-agent__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent search commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__serve_commands] )) ||
+_crowdvision-agent__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent serve commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__sim_commands] )) ||
+_crowdvision-agent__subcmd__sim_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent sim commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools_commands] )) ||
+_crowdvision-agent__subcmd__tools_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools commands' commands "$@"
+}
+
+if [ "$funcstack[1]" = "_crowdvision-agent" ]; then
+    _crowdvision-agent "$@"
+else
+    compdef _crowdvision-agent crowdvision-agent
+fi
