@@ -14,13 +14,18 @@ fn main() {
     let corpus = std::env::var("CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    let (files, _) = discover(&[corpus.clone()]);
+    let (files, _) = discover(std::slice::from_ref(&corpus));
     let texts: Vec<String> = files
         .iter()
         .filter_map(|f| std::fs::read_to_string(&f.path).ok())
         .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
-    println!("corpus: {} ({} files, {:.1} MB)", corpus.display(), texts.len(), bytes as f64 / 1e6);
+    println!(
+        "corpus: {} ({} files, {:.1} MB)",
+        corpus.display(),
+        texts.len(),
+        bytes as f64 / 1e6
+    );
 
     let floor = median(|| {
         let mut events = 0usize;
@@ -34,8 +39,22 @@ fn main() {
     report("pulldown-cmark parse only (floor)", bytes, floor, None);
 
     for (label, config) in [
-        ("chunker, tokens 350/512 (cl100k)", ChunkingConfig { unit: SizeUnit::Tokens, target: 350, max: 512 }),
-        ("chunker, chars 1200/1500", ChunkingConfig { unit: SizeUnit::Chars, target: 1200, max: 1500 }),
+        (
+            "chunker, tokens 350/512 (cl100k)",
+            ChunkingConfig {
+                unit: SizeUnit::Tokens,
+                target: 350,
+                max: 512,
+            },
+        ),
+        (
+            "chunker, chars 1200/1500",
+            ChunkingConfig {
+                unit: SizeUnit::Chars,
+                target: 1200,
+                max: 1500,
+            },
+        ),
     ] {
         let chunker = Chunker::new(config);
         let mut chunks = 0;
@@ -67,5 +86,8 @@ fn median(mut run: impl FnMut() -> usize) -> Duration {
 fn report(label: &str, bytes: usize, elapsed: Duration, chunks: Option<usize>) {
     let seconds = elapsed.as_secs_f64();
     let chunks = chunks.map_or(String::new(), |c| format!(", {c} chunks"));
-    println!("{label}: {seconds:.3} s, {:.1} MB/s{chunks}", bytes as f64 / 1e6 / seconds);
+    println!(
+        "{label}: {seconds:.3} s, {:.1} MB/s{chunks}",
+        bytes as f64 / 1e6 / seconds
+    );
 }

@@ -216,10 +216,7 @@ impl RawSettings {
 
     /// A set, non-blank value; blank counts as unset, as most shells' `VAR=` means "no value".
     fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .get(key)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
+        self.0.get(key).map(|v| v.trim()).filter(|v| !v.is_empty())
     }
 }
 
@@ -275,7 +272,11 @@ impl Reader<'_> {
             .parse()
             .map_err(|_| invalid(var, text, "not a number"))?;
         if value < min || value > max {
-            return Err(invalid(var, text, &format!("must be between {min} and {max}")));
+            return Err(invalid(
+                var,
+                text,
+                &format!("must be between {min} and {max}"),
+            ));
         }
         Ok(value)
     }
@@ -367,7 +368,12 @@ impl Config {
             downstream: DownstreamConfig {
                 twin_service_url: r.http_url("TWIN_SERVICE_URL", "http://localhost:4010")?,
                 sensor_service_url: r.http_url("SENSOR_SERVICE_URL", "http://localhost:4010")?,
-                timeout: Duration::from_secs_f64(r.number("TWIN_TIMEOUT_SECONDS", 5.0, 0.1, 300.0)?),
+                timeout: Duration::from_secs_f64(r.number(
+                    "TWIN_TIMEOUT_SECONDS",
+                    5.0,
+                    0.1,
+                    300.0,
+                )?),
             },
             observability: Config::observability(&r)?,
             server: ServerConfig {
@@ -378,11 +384,18 @@ impl Config {
 
     /// For commands that talk to the provider: fails at start when no key is set.
     pub fn require_api_key(&self) -> Result<&str, ConfigError> {
-        self.llm.api_key.as_deref().ok_or(ConfigError::MissingApiKey)
+        self.llm
+            .api_key
+            .as_deref()
+            .ok_or(ConfigError::MissingApiKey)
     }
 
     fn embedding(r: &Reader, llm: &LlmConfig) -> Result<EmbeddingConfig, ConfigError> {
-        let default_provider = if llm.api_key.is_some() { "openai" } else { "local" };
+        let default_provider = if llm.api_key.is_some() {
+            "openai"
+        } else {
+            "local"
+        };
         let provider_text = r.string("EMBEDDING_PROVIDER", default_provider);
         let provider = match provider_text.to_ascii_lowercase().as_str() {
             "openai" => EmbeddingProvider::OpenAi,
@@ -399,7 +412,9 @@ impl Config {
             Some(text) => parse_http_url("EMBEDDING_BASE_URL", &text)?,
             None => llm.base_url.clone(),
         };
-        let api_key = r.optional("EMBEDDING_API_KEY").or_else(|| llm.api_key.clone());
+        let api_key = r
+            .optional("EMBEDDING_API_KEY")
+            .or_else(|| llm.api_key.clone());
         if provider == EmbeddingProvider::OpenAi && api_key.is_none() {
             return Err(invalid(
                 "EMBEDDING_PROVIDER",
@@ -470,7 +485,10 @@ impl Config {
             Url::parse(&url).map_err(|e| invalid("DATABASE_URL", &redact(&url), &e.to_string()))?;
             return Ok(StoreLocation::Postgres(url));
         }
-        if let Some(path) = url.strip_prefix("sqlite://").or(url.strip_prefix("sqlite:")) {
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or(url.strip_prefix("sqlite:"))
+        {
             if path.is_empty() {
                 return Err(invalid("DATABASE_URL", &url, "the sqlite URL has no path"));
             }
@@ -507,7 +525,13 @@ impl Config {
         let log_format = match format_text.to_ascii_lowercase().as_str() {
             "pretty" => LogFormat::Pretty,
             "json" => LogFormat::Json,
-            _ => return Err(invalid("LOG_FORMAT", &format_text, "expected pretty or json")),
+            _ => {
+                return Err(invalid(
+                    "LOG_FORMAT",
+                    &format_text,
+                    "expected pretty or json",
+                ))
+            }
         };
         let otlp_endpoint = match r.optional("OTEL_EXPORTER_OTLP_ENDPOINT") {
             Some(text) => Some(parse_http_url("OTEL_EXPORTER_OTLP_ENDPOINT", &text)?),
@@ -585,16 +609,31 @@ mod tests {
 
     #[test]
     fn temperature_out_of_bounds() {
-        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "2.5")]), "LLM_TEMPERATURE");
-        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "-0.1")]), "LLM_TEMPERATURE");
-        assert_eq!(invalid_variable(&[("LLM_TEMPERATURE", "warm")]), "LLM_TEMPERATURE");
+        assert_eq!(
+            invalid_variable(&[("LLM_TEMPERATURE", "2.5")]),
+            "LLM_TEMPERATURE"
+        );
+        assert_eq!(
+            invalid_variable(&[("LLM_TEMPERATURE", "-0.1")]),
+            "LLM_TEMPERATURE"
+        );
+        assert_eq!(
+            invalid_variable(&[("LLM_TEMPERATURE", "warm")]),
+            "LLM_TEMPERATURE"
+        );
     }
 
     #[test]
     fn tool_hops_out_of_bounds() {
         assert_eq!(invalid_variable(&[("MAX_TOOL_HOPS", "0")]), "MAX_TOOL_HOPS");
-        assert_eq!(invalid_variable(&[("MAX_TOOL_HOPS", "21")]), "MAX_TOOL_HOPS");
-        assert_eq!(load(&[("MAX_TOOL_HOPS", "20")]).unwrap().llm.max_tool_hops, 20);
+        assert_eq!(
+            invalid_variable(&[("MAX_TOOL_HOPS", "21")]),
+            "MAX_TOOL_HOPS"
+        );
+        assert_eq!(
+            load(&[("MAX_TOOL_HOPS", "20")]).unwrap().llm.max_tool_hops,
+            20
+        );
     }
 
     #[test]
@@ -607,9 +646,15 @@ mod tests {
 
     #[test]
     fn output_tokens_and_dimension_bounds() {
-        assert_eq!(invalid_variable(&[("MAX_OUTPUT_TOKENS", "0")]), "MAX_OUTPUT_TOKENS");
+        assert_eq!(
+            invalid_variable(&[("MAX_OUTPUT_TOKENS", "0")]),
+            "MAX_OUTPUT_TOKENS"
+        );
         assert_eq!(invalid_variable(&[("EMBEDDING_DIM", "3")]), "EMBEDDING_DIM");
-        assert_eq!(invalid_variable(&[("EMBEDDING_DIM", "1.5")]), "EMBEDDING_DIM");
+        assert_eq!(
+            invalid_variable(&[("EMBEDDING_DIM", "1.5")]),
+            "EMBEDDING_DIM"
+        );
     }
 
     #[test]
@@ -624,9 +669,18 @@ mod tests {
 
     #[test]
     fn service_urls_need_http_scheme() {
-        assert_eq!(invalid_variable(&[("TWIN_SERVICE_URL", "ftp://x")]), "TWIN_SERVICE_URL");
-        assert_eq!(invalid_variable(&[("SENSOR_SERVICE_URL", "nonsense")]), "SENSOR_SERVICE_URL");
-        assert_eq!(invalid_variable(&[("LLM_BASE_URL", "file:///etc")]), "LLM_BASE_URL");
+        assert_eq!(
+            invalid_variable(&[("TWIN_SERVICE_URL", "ftp://x")]),
+            "TWIN_SERVICE_URL"
+        );
+        assert_eq!(
+            invalid_variable(&[("SENSOR_SERVICE_URL", "nonsense")]),
+            "SENSOR_SERVICE_URL"
+        );
+        assert_eq!(
+            invalid_variable(&[("LLM_BASE_URL", "file:///etc")]),
+            "LLM_BASE_URL"
+        );
         assert_eq!(
             invalid_variable(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x")]),
             "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -635,7 +689,10 @@ mod tests {
 
     #[test]
     fn timeout_bounds() {
-        assert_eq!(invalid_variable(&[("TWIN_TIMEOUT_SECONDS", "0")]), "TWIN_TIMEOUT_SECONDS");
+        assert_eq!(
+            invalid_variable(&[("TWIN_TIMEOUT_SECONDS", "0")]),
+            "TWIN_TIMEOUT_SECONDS"
+        );
         let config = load(&[("TWIN_TIMEOUT_SECONDS", "2.5")]).unwrap();
         assert_eq!(config.downstream.timeout, Duration::from_millis(2500));
     }
@@ -644,10 +701,22 @@ mod tests {
     fn enumerations_are_checked() {
         assert_eq!(invalid_variable(&[("LOG_FORMAT", "xml")]), "LOG_FORMAT");
         assert_eq!(invalid_variable(&[("RERANKER", "magic")]), "RERANKER");
-        assert_eq!(invalid_variable(&[("EMBEDDING_PROVIDER", "magic")]), "EMBEDDING_PROVIDER");
-        assert_eq!(invalid_variable(&[("CHUNK_SIZE_UNIT", "words")]), "CHUNK_SIZE_UNIT");
-        assert_eq!(invalid_variable(&[("REQUIRE_AUTH", "maybe")]), "REQUIRE_AUTH");
-        assert_eq!(invalid_variable(&[("OBSERVE_PAYLOADS", "2")]), "OBSERVE_PAYLOADS");
+        assert_eq!(
+            invalid_variable(&[("EMBEDDING_PROVIDER", "magic")]),
+            "EMBEDDING_PROVIDER"
+        );
+        assert_eq!(
+            invalid_variable(&[("CHUNK_SIZE_UNIT", "words")]),
+            "CHUNK_SIZE_UNIT"
+        );
+        assert_eq!(
+            invalid_variable(&[("REQUIRE_AUTH", "maybe")]),
+            "REQUIRE_AUTH"
+        );
+        assert_eq!(
+            invalid_variable(&[("OBSERVE_PAYLOADS", "2")]),
+            "OBSERVE_PAYLOADS"
+        );
     }
 
     #[test]
@@ -676,7 +745,10 @@ mod tests {
             config.store.location,
             StoreLocation::Sqlite(PathBuf::from("/tmp/kb.sqlite"))
         );
-        assert_eq!(invalid_variable(&[("DATABASE_URL", "mysql://x")]), "DATABASE_URL");
+        assert_eq!(
+            invalid_variable(&[("DATABASE_URL", "mysql://x")]),
+            "DATABASE_URL"
+        );
     }
 
     #[test]
@@ -687,7 +759,11 @@ mod tests {
 
     #[test]
     fn lists_are_split_on_commas() {
-        let config = load(&[("ALLOWED_MODELS", " a/b , c/d,,"), ("CORS_ORIGINS", "http://x")]).unwrap();
+        let config = load(&[
+            ("ALLOWED_MODELS", " a/b , c/d,,"),
+            ("CORS_ORIGINS", "http://x"),
+        ])
+        .unwrap();
         assert_eq!(config.access.allowed_models, ["a/b", "c/d"]);
         assert_eq!(config.server.cors_origins, ["http://x"]);
     }
@@ -703,8 +779,11 @@ mod tests {
     fn config_file_is_weaker_than_the_environment() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("agent.yaml");
-        std::fs::write(&path, "ANSWER_MODEL: from/file\nmax_tool_hops: 3\nallowed_models: [a, b]\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "ANSWER_MODEL: from/file\nmax_tool_hops: 3\nallowed_models: [a, b]\n",
+        )
+        .unwrap();
         let mut merged = RawSettings::from_pairs([("ANSWER_MODEL", "from/env")]);
         merged.fill_from(read_config_file(&path).unwrap());
         let config = Config::from_raw(&merged).unwrap();

@@ -23,7 +23,8 @@ impl RoleHierarchy {
     pub fn shipped() -> &'static RoleHierarchy {
         static SHIPPED: OnceLock<RoleHierarchy> = OnceLock::new();
         SHIPPED.get_or_init(|| {
-            serde_json::from_str(ROLES_JSON).expect("roles.json is embedded at build time and valid")
+            serde_json::from_str(ROLES_JSON)
+                .expect("roles.json is embedded at build time and valid")
         })
     }
 
@@ -64,7 +65,12 @@ mod tests {
         all.sort();
         assert_eq!(
             all,
-            ["admin", "business_admin", "business_staff", "standard_customer"]
+            [
+                "admin",
+                "business_admin",
+                "business_staff",
+                "standard_customer"
+            ]
         );
     }
 

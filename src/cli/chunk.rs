@@ -79,11 +79,19 @@ pub fn run(config: Config, args: ChunkArgs) -> Result<ExitCode> {
                 out.write_all(b"\n")?;
             }
         } else {
-            writeln!(out, "{}", render::chunk_table(&file.source, &document.chunks))?;
+            writeln!(
+                out,
+                "{}",
+                render::chunk_table(&file.source, &document.chunks)
+            )?;
         }
     }
     out.flush()?;
-    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn settings(base: ChunkingConfig, args: &ChunkArgs) -> Result<ChunkingConfig> {
@@ -95,6 +103,9 @@ fn settings(base: ChunkingConfig, args: &ChunkArgs) -> Result<ChunkingConfig> {
     let target = args.target.unwrap_or(base.target);
     let max = args.max.unwrap_or(base.max.max(target));
     anyhow::ensure!(target >= 16, "--target must be at least 16");
-    anyhow::ensure!(max >= target, "--max ({max}) must be at least --target ({target})");
+    anyhow::ensure!(
+        max >= target,
+        "--max ({max}) must be at least --target ({target})"
+    );
     Ok(ChunkingConfig { unit, target, max })
 }

@@ -55,7 +55,10 @@ pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(super::EXIT_USAGE));
             }
             store.reset().await?;
-            println!("{}: knowledge base deleted; run `crowdvision-agent ingest` to rebuild", store.backend());
+            println!(
+                "{}: knowledge base deleted; run `crowdvision-agent ingest` to rebuild",
+                store.backend()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -64,10 +64,18 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
         }
         println!("{}", render::ingest_summary(&summary, elapsed));
         for report in summary.sources.iter().filter(|r| r.error.is_some()) {
-            eprintln!("failed: {}: {}", report.source, report.error.as_deref().unwrap_or(""));
+            eprintln!(
+                "failed: {}: {}",
+                report.source,
+                report.error.as_deref().unwrap_or("")
+            );
         }
     }
-    Ok(if summary.failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if summary.failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 struct ProgressBar(indicatif::ProgressBar);

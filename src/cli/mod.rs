@@ -113,13 +113,24 @@ pub fn completion_script(shell: Shell) -> String {
     let mut out = Vec::new();
     let name = "crowdvision-agent";
     match shell {
-        Shell::Bash => clap_complete::generate(clap_complete::Shell::Bash, &mut command, name, &mut out),
-        Shell::Zsh => clap_complete::generate(clap_complete::Shell::Zsh, &mut command, name, &mut out),
-        Shell::Fish => clap_complete::generate(clap_complete::Shell::Fish, &mut command, name, &mut out),
-        Shell::Elvish => clap_complete::generate(clap_complete::Shell::Elvish, &mut command, name, &mut out),
-        Shell::Powershell => {
-            clap_complete::generate(clap_complete::Shell::PowerShell, &mut command, name, &mut out)
+        Shell::Bash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut command, name, &mut out)
         }
+        Shell::Zsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut command, name, &mut out)
+        }
+        Shell::Fish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut command, name, &mut out)
+        }
+        Shell::Elvish => {
+            clap_complete::generate(clap_complete::Shell::Elvish, &mut command, name, &mut out)
+        }
+        Shell::Powershell => clap_complete::generate(
+            clap_complete::Shell::PowerShell,
+            &mut command,
+            name,
+            &mut out,
+        ),
     }
     String::from_utf8(out).expect("completion scripts are UTF-8")
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 fn table(header: &[&str]) -> Table {
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(header.to_vec());
     table
 }
 
@@ -17,7 +19,16 @@ fn number(value: impl ToString) -> Cell {
 }
 
 pub fn ingest_summary(summary: &IngestSummary, elapsed: Duration) -> Table {
-    let mut t = table(&["added", "replaced", "skipped", "pruned", "failed", "public", "chunks written", "seconds"]);
+    let mut t = table(&[
+        "added",
+        "replaced",
+        "skipped",
+        "pruned",
+        "failed",
+        "public",
+        "chunks written",
+        "seconds",
+    ]);
     t.add_row(vec![
         number(summary.added),
         number(summary.replaced),
@@ -46,7 +57,14 @@ pub fn dry_run_diff(summary: &IngestSummary) -> Table {
 pub fn chunk_table(source: &str, chunks: &[Chunk]) -> Table {
     let mut t = table(&["#", "section", "kind", "size", "starts with"]);
     for chunk in chunks {
-        let first_line: String = chunk.text.lines().next().unwrap_or("").chars().take(60).collect();
+        let first_line: String = chunk
+            .text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
         t.add_row(vec![
             number(chunk.ordinal),
             Cell::new(chunk.section_path()),
@@ -55,7 +73,13 @@ pub fn chunk_table(source: &str, chunks: &[Chunk]) -> Table {
             Cell::new(first_line),
         ]);
     }
-    t.set_header(vec![format!("# ({source})"), "section".into(), "kind".into(), "size".into(), "starts with".into()]);
+    t.set_header(vec![
+        format!("# ({source})"),
+        "section".into(),
+        "kind".into(),
+        "size".into(),
+        "starts with".into(),
+    ]);
     t
 }
 
@@ -64,10 +88,22 @@ pub fn status_table(status: &StoreStatus) -> Table {
     let show = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     t.add_row(vec!["backend".to_string(), status.backend.to_string()]);
     t.add_row(vec!["location".to_string(), status.location.clone()]);
-    t.add_row(vec!["applied migrations".to_string(), format!("{:?}", status.applied_migrations)]);
-    t.add_row(vec!["pending migrations".to_string(), format!("{:?}", status.pending_migrations)]);
-    t.add_row(vec!["embedding model".to_string(), show(status.embedding_model.clone())]);
-    t.add_row(vec!["embedding dimension".to_string(), show(status.embedding_dim.map(|d| d.to_string()))]);
+    t.add_row(vec![
+        "applied migrations".to_string(),
+        format!("{:?}", status.applied_migrations),
+    ]);
+    t.add_row(vec![
+        "pending migrations".to_string(),
+        format!("{:?}", status.pending_migrations),
+    ]);
+    t.add_row(vec![
+        "embedding model".to_string(),
+        show(status.embedding_model.clone()),
+    ]);
+    t.add_row(vec![
+        "embedding dimension".to_string(),
+        show(status.embedding_dim.map(|d| d.to_string())),
+    ]);
     t.add_row(vec!["documents".to_string(), status.documents.to_string()]);
     t.add_row(vec!["chunks".to_string(), status.chunks.to_string()]);
     t

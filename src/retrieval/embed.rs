@@ -156,7 +156,10 @@ impl OpenAiEmbedder {
             .expect("a reqwest client with a timeout always builds");
         OpenAiEmbedder {
             client,
-            endpoint: format!("{}/embeddings", config.base_url.as_str().trim_end_matches('/')),
+            endpoint: format!(
+                "{}/embeddings",
+                config.base_url.as_str().trim_end_matches('/')
+            ),
             api_key: config.api_key.clone(),
             model: config.model.clone(),
             dim: config.dim,
@@ -203,7 +206,13 @@ impl OpenAiEmbedder {
                 .map_err(|e| Failure::Fatal(EmbedError::Malformed(e.without_url().to_string())));
         }
         let wait = retry_after(response.headers());
-        let message: String = response.text().await.unwrap_or_default().chars().take(300).collect();
+        let message: String = response
+            .text()
+            .await
+            .unwrap_or_default()
+            .chars()
+            .take(300)
+            .collect();
         let error = EmbedError::Status {
             status: status.as_u16(),
             message,
@@ -215,7 +224,11 @@ impl OpenAiEmbedder {
         }
     }
 
-    fn check(&self, expected_len: usize, response: EmbeddingsResponse) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn check(
+        &self,
+        expected_len: usize,
+        response: EmbeddingsResponse,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         if response.data.len() != expected_len {
             return Err(EmbedError::Malformed(format!(
                 "{} vectors for {} inputs",
@@ -244,7 +257,10 @@ impl OpenAiEmbedder {
 }
 
 enum Failure {
-    Retry { error: EmbedError, wait: Option<Duration> },
+    Retry {
+        error: EmbedError,
+        wait: Option<Duration>,
+    },
     Fatal(EmbedError),
 }
 
@@ -259,7 +275,13 @@ fn backoff(attempt: u32) -> Duration {
 
 /// `Retry-After` in seconds (the HTTP-date form is rare from these APIs and is ignored).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let seconds: f64 = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()?;
+    let seconds: f64 = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
     (seconds >= 0.0).then(|| Duration::from_secs_f64(seconds).min(MAX_RETRY_WAIT))
 }
 

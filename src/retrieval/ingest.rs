@@ -1,7 +1,7 @@
 //! Ingest: Markdown sources → the store, idempotently.
 //!
-//! For each source: read, parse front matter, resolve permissions, hash (content + permissions
-//! + chunker settings). A hash the source already holds is skipped before any chunking or
+//! For each source: read, parse front matter, resolve permissions, hash (content, permissions
+//! and chunker settings). A hash the source already holds is skipped before any chunking or
 //! embedding; a hash another source holds is a duplicate and skipped too. Anything else is
 //! chunked, embedded and written as one transaction that also replaces the source's previous
 //! document. `prune` then deletes stored documents whose sources this run did not find.
@@ -131,14 +131,20 @@ struct ReadSource {
 }
 
 impl Ingestor {
-    pub async fn run(&self, options: &IngestOptions, progress: &dyn Progress) -> Result<IngestSummary, IngestError> {
+    pub async fn run(
+        &self,
+        options: &IngestOptions,
+        progress: &dyn Progress,
+    ) -> Result<IngestSummary, IngestError> {
         if let Some(missing) = options.roots.iter().find(|r| !r.exists()) {
             return Err(IngestError::MissingRoot(missing.clone()));
         }
         self.check_embedding(options.dry_run).await?;
         let stored = self.store.documents().await?;
-        let by_source: HashMap<String, String> =
-            stored.iter().map(|d| (d.source.clone(), d.content_hash.clone())).collect();
+        let by_source: HashMap<String, String> = stored
+            .iter()
+            .map(|d| (d.source.clone(), d.content_hash.clone()))
+            .collect();
         let held_hashes: HashSet<String> = stored.iter().map(|d| d.content_hash.clone()).collect();
 
         let (files, discovery_errors) = discover(&options.roots);
@@ -166,7 +172,14 @@ impl Ingestor {
         progress.finish();
 
         if options.prune {
-            self.prune(&stored, &seen, &discovery_errors, options.dry_run, &mut summary).await?;
+            self.prune(
+                &stored,
+                &seen,
+                &discovery_errors,
+                options.dry_run,
+                &mut summary,
+            )
+            .await?;
         }
         Ok(summary)
     }
@@ -261,7 +274,11 @@ impl Ingestor {
                 }
             })
             .collect();
-        let vectors = self.embedder.embed(&inputs).await.map_err(|e: EmbedError| e.to_string())?;
+        let vectors = self
+            .embedder
+            .embed(&inputs)
+            .await
+            .map_err(|e: EmbedError| e.to_string())?;
         let unit = self.chunker.config().unit;
         let title = front_matter
             .title
@@ -424,7 +441,10 @@ mod tests {
     #[test]
     fn permissions_and_settings_change_the_hash() {
         let base = content_hash("text", &[], "Tokens:350:512");
-        assert_ne!(base, content_hash("text", &["admin".into()], "Tokens:350:512"));
+        assert_ne!(
+            base,
+            content_hash("text", &["admin".into()], "Tokens:350:512")
+        );
         assert_ne!(base, content_hash("text", &[], "Tokens:300:512"));
         assert_eq!(base, content_hash("text", &[], "Tokens:350:512"));
     }

@@ -148,10 +148,11 @@ impl DirectoryDefaults {
         let path = dir.join(PERMISSIONS_FILE);
         let found = match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let parsed: PermissionsFile = serde_yaml::from_str(&text).map_err(|e| SourceError::Unreadable {
-                    path: path.clone(),
-                    message: format!("invalid YAML: {e}"),
-                })?;
+                let parsed: PermissionsFile =
+                    serde_yaml::from_str(&text).map_err(|e| SourceError::Unreadable {
+                        path: path.clone(),
+                        message: format!("invalid YAML: {e}"),
+                    })?;
                 validate_permissions(&path, &parsed.permissions)?;
                 Some(parsed.permissions)
             }
@@ -182,7 +183,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         write(&root.join("user/a.md"), "# A");
-        write(&root.join("staff/_permissions.yaml"), "permissions: [business_staff]\n");
+        write(
+            &root.join("staff/_permissions.yaml"),
+            "permissions: [business_staff]\n",
+        );
         write(&root.join("staff/b.markdown"), "# B");
         write(&root.join("staff/deep/c.qmd"), "# C");
         write(&root.join("staff/notes.txt"), "not a document");
@@ -191,14 +195,20 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<&str> = files.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(names, ["staff/b.markdown", "staff/deep/c.qmd", "user/a.md"]);
-        assert_eq!(files[1].default_permissions, Some(vec!["business_staff".to_string()]));
+        assert_eq!(
+            files[1].default_permissions,
+            Some(vec!["business_staff".to_string()])
+        );
         assert_eq!(files[2].default_permissions, None);
     }
 
     #[test]
     fn invalid_directory_permissions_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        write(&dir.path().join("x/_permissions.yaml"), "permissions: [wizard]\n");
+        write(
+            &dir.path().join("x/_permissions.yaml"),
+            "permissions: [wizard]\n",
+        );
         write(&dir.path().join("x/a.md"), "# A");
         let (files, errors) = discover(&[dir.path().to_path_buf()]);
         assert!(files.is_empty());

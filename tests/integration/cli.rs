@@ -9,7 +9,11 @@ fn later_subcommands_say_not_implemented_and_exit_2() {
     for name in ["search", "ask", "chat", "eval", "serve", "tools", "sim"] {
         let output = agent(dir.path()).arg(name).arg("x").output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{name}");
-        assert!(stderr(&output).contains("not implemented yet"), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("not implemented yet"),
+            "{name}: {}",
+            stderr(&output)
+        );
     }
 }
 
@@ -22,7 +26,11 @@ fn invalid_configuration_exits_2_naming_the_variable() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("MAX_TOOL_HOPS"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("MAX_TOOL_HOPS"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -31,14 +39,21 @@ fn dot_env_in_the_working_directory_is_read() {
     write(&dir.path().join(".env"), "LOG_FORMAT=yaml\n");
     let output = agent(dir.path()).args(["db", "status"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("LOG_FORMAT"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("LOG_FORMAT"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn config_file_is_read() {
     let dir = tempfile::tempdir().unwrap();
     write(&dir.path().join("agent.yaml"), "RRF_K: 0\n");
-    let output = agent(dir.path()).args(["--config", "agent.yaml", "db", "status"]).output().unwrap();
+    let output = agent(dir.path())
+        .args(["--config", "agent.yaml", "db", "status"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("RRF_K"), "{}", stderr(&output));
 }
@@ -57,17 +72,29 @@ fn chunk_json_prints_one_object_a_line() {
         &dir.path().join("guide.md"),
         "---\ntitle: Guide\n---\n# Guide\n\nIntro.\n\n## Sensors\n\n```yaml\nco2: ppm\n```\n",
     );
-    let output = agent(dir.path()).args(["chunk", "guide.md", "--json"]).output().unwrap();
+    let output = agent(dir.path())
+        .args(["chunk", "guide.md", "--json"])
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    let lines: Vec<serde_json::Value> = stdout(&output).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[1]["source"], "guide.md");
     assert_eq!(lines[1]["ordinal"], 1);
     assert_eq!(lines[1]["section"], "Guide > Sensors");
-    assert_eq!(lines[1]["kind"], "code", "a heading does not make a code chunk mixed");
+    assert_eq!(
+        lines[1]["kind"], "code",
+        "a heading does not make a code chunk mixed"
+    );
     assert!(lines[1]["tokens"].as_u64().unwrap() > 3);
     assert!(lines[1]["text"].as_str().unwrap().contains("co2: ppm"));
-    assert!(!stdout(&output).contains("title: Guide"), "front matter is not chunk text");
+    assert!(
+        !stdout(&output).contains("title: Guide"),
+        "front matter is not chunk text"
+    );
 }
 
 #[test]
@@ -75,7 +102,10 @@ fn chunk_reports_bad_files_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     write(&dir.path().join("bad.md"), "---\ntags: [x\n---\n# Bad\n");
     write(&dir.path().join("good.md"), "# Good\n\ntext\n");
-    let output = agent(dir.path()).args(["chunk", "bad.md", "good.md", "--json"]).output().unwrap();
+    let output = agent(dir.path())
+        .args(["chunk", "bad.md", "good.md", "--json"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("bad.md"));
     assert_eq!(stdout(&output).lines().count(), 1);
@@ -85,10 +115,16 @@ fn chunk_reports_bad_files_and_goes_on() {
 fn committed_completions_and_man_page_are_current() {
     let dir = tempfile::tempdir().unwrap();
     let root = repo_root();
-    let mut checks: Vec<(Vec<&str>, std::path::PathBuf)> = ["bash", "zsh", "fish", "elvish", "powershell"]
-        .iter()
-        .map(|shell| (vec!["completions", *shell], root.join(format!("completions/crowdvision-agent.{shell}"))))
-        .collect();
+    let mut checks: Vec<(Vec<&str>, std::path::PathBuf)> =
+        ["bash", "zsh", "fish", "elvish", "powershell"]
+            .iter()
+            .map(|shell| {
+                (
+                    vec!["completions", *shell],
+                    root.join(format!("completions/crowdvision-agent.{shell}")),
+                )
+            })
+            .collect();
     checks.push((vec!["man"], root.join("man/crowdvision-agent.1")));
     for (args, path) in checks {
         let output = agent(dir.path()).args(&args).output().unwrap();

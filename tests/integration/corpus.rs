@@ -5,7 +5,9 @@
 
 use crate::util::shared_corpus;
 use crowdvision_agent::config::ChunkingConfig;
-use crowdvision_agent::retrieval::chunk::{count_tokens, normalize, split_front_matter, Chunk, Chunker};
+use crowdvision_agent::retrieval::chunk::{
+    count_tokens, normalize, split_front_matter, Chunk, Chunker,
+};
 use crowdvision_agent::retrieval::source::discover;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use std::collections::HashMap;
@@ -19,12 +21,17 @@ struct Violations {
 
 /// Fenced code blocks and tables, at any depth, as source text.
 fn whole_blocks(body: &str) -> Vec<&str> {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS;
     let mut out = Vec::new();
     let mut open: Vec<usize> = Vec::new();
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_)) | Tag::Table(_)) => open.push(range.start),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_)) | Tag::Table(_)) => {
+                open.push(range.start)
+            }
             Event::End(TagEnd::CodeBlock | TagEnd::Table) => {
                 if let Some(start) = open.pop() {
                     out.push(&body[start..range.end]);
@@ -38,11 +45,13 @@ fn whole_blocks(body: &str) -> Vec<&str> {
 
 /// A line without its container prefix (list indentation, block-quote markers).
 fn bare(line: &str) -> &str {
-    line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end()
+    line.trim_start_matches(|c: char| c == '>' || c.is_whitespace())
+        .trim_end()
 }
 
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 fn judge(source: &str, body: &str, chunks: &[Chunk], max: usize, v: &mut Violations) {
@@ -57,12 +66,15 @@ fn judge(source: &str, body: &str, chunks: &[Chunk], max: usize, v: &mut Violati
         let whole = chunks.iter().any(|c| {
             let chunk_lines: Vec<&str> = c.text.lines().map(bare).collect();
             // A block opening on a list item's line shares that line with the item marker.
-            chunk_lines
-                .windows(lines.len())
-                .any(|w| w.iter().zip(&lines).all(|(have, want)| have.ends_with(want)))
+            chunk_lines.windows(lines.len()).any(|w| {
+                w.iter()
+                    .zip(&lines)
+                    .all(|(have, want)| have.ends_with(want))
+            })
         });
         if !whole {
-            v.split_blocks.push(format!("{source}: block starting {first:?}"));
+            v.split_blocks
+                .push(format!("{source}: block starting {first:?}"));
         }
     }
     let mut remaining: HashMap<&str, i64> = HashMap::new();
@@ -76,9 +88,14 @@ fn judge(source: &str, body: &str, chunks: &[Chunk], max: usize, v: &mut Violati
             }
         }
     }
-    let lost: Vec<&str> = remaining.iter().filter(|(_, n)| **n > 0).map(|(w, _)| *w).collect();
+    let lost: Vec<&str> = remaining
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(w, _)| *w)
+        .collect();
     if !lost.is_empty() {
-        v.lost_words.push(format!("{source}: {:?}", &lost[..lost.len().min(5)]));
+        v.lost_words
+            .push(format!("{source}: {:?}", &lost[..lost.len().min(5)]));
     }
     let mut after_heading = false;
     for c in chunks {
@@ -91,7 +108,9 @@ fn judge(source: &str, body: &str, chunks: &[Chunk], max: usize, v: &mut Violati
 
 #[test]
 fn the_shared_corpus_chunks_without_violations() {
-    let Some(corpus) = shared_corpus() else { return };
+    let Some(corpus) = shared_corpus() else {
+        return;
+    };
     let config = ChunkingConfig::default();
     let chunker = Chunker::new(config);
     let (files, errors) = discover(&[corpus]);
@@ -112,13 +131,34 @@ fn the_shared_corpus_chunks_without_violations() {
         };
         let (_, body) = split_front_matter(&text).unwrap();
         chunk_count += document.chunks.len();
-        judge(&file.source, body, &document.chunks, config.max, &mut violations);
+        judge(
+            &file.source,
+            body,
+            &document.chunks,
+            config.max,
+            &mut violations,
+        );
     }
     // Four argo-cd proposals open with YAML that does not parse; they are refused, not guessed.
     assert_eq!(invalid_front_matter.len(), 4, "{invalid_front_matter:?}");
-    assert!(invalid_front_matter.iter().all(|s| s.starts_with("argo-cd/docs/proposals/")));
+    assert!(invalid_front_matter
+        .iter()
+        .all(|s| s.starts_with("argo-cd/docs/proposals/")));
     assert!(chunk_count > 40_000);
-    assert!(violations.split_blocks.is_empty(), "{} split: {:?}", violations.split_blocks.len(), &violations.split_blocks[..violations.split_blocks.len().min(10)]);
-    assert!(violations.lost_words.is_empty(), "{:?}", &violations.lost_words[..violations.lost_words.len().min(10)]);
-    assert!(violations.no_heading.is_empty(), "{:?}", &violations.no_heading[..violations.no_heading.len().min(10)]);
+    assert!(
+        violations.split_blocks.is_empty(),
+        "{} split: {:?}",
+        violations.split_blocks.len(),
+        &violations.split_blocks[..violations.split_blocks.len().min(10)]
+    );
+    assert!(
+        violations.lost_words.is_empty(),
+        "{:?}",
+        &violations.lost_words[..violations.lost_words.len().min(10)]
+    );
+    assert!(
+        violations.no_heading.is_empty(),
+        "{:?}",
+        &violations.no_heading[..violations.no_heading.len().min(10)]
+    );
 }

@@ -28,9 +28,22 @@ struct Script {
     requests: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
 }
 
-async fn embeddings(State(script): State<Script>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    script.requests.lock().unwrap().push((headers, body.clone()));
-    let reply = script.replies.lock().unwrap().pop_front().unwrap_or(Reply::Ok);
+async fn embeddings(
+    State(script): State<Script>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    script
+        .requests
+        .lock()
+        .unwrap()
+        .push((headers, body.clone()));
+    let reply = script
+        .replies
+        .lock()
+        .unwrap()
+        .pop_front()
+        .unwrap_or(Reply::Ok);
     let dim = body["dimensions"].as_u64().unwrap() as usize;
     let inputs = body["input"].as_array().unwrap().clone();
     let vectors = |dim: usize| -> Vec<Value> {
@@ -50,9 +63,12 @@ async fn embeddings(State(script): State<Script>, headers: HeaderMap, Json(body)
         Reply::Ok => Json(json!({"data": vectors(dim)})).into_response(),
         Reply::WrongDimension => Json(json!({"data": vectors(dim + 1)})).into_response(),
         Reply::Status(code, retry_after) => {
-            let mut response = (StatusCode::from_u16(code).unwrap(), "scripted failure").into_response();
+            let mut response =
+                (StatusCode::from_u16(code).unwrap(), "scripted failure").into_response();
             if let Some(seconds) = retry_after {
-                response.headers_mut().insert("retry-after", seconds.parse().unwrap());
+                response
+                    .headers_mut()
+                    .insert("retry-after", seconds.parse().unwrap());
             }
             response
         }
@@ -62,7 +78,9 @@ async fn embeddings(State(script): State<Script>, headers: HeaderMap, Json(body)
 async fn serve(replies: Vec<Reply>) -> (String, Script) {
     let script = Script::default();
     script.replies.lock().unwrap().extend(replies);
-    let app = Router::new().route("/v1/embeddings", post(embeddings)).with_state(script.clone());
+    let app = Router::new()
+        .route("/v1/embeddings", post(embeddings))
+        .with_state(script.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -103,11 +121,18 @@ async fn batches_keep_input_order_and_send_the_model_and_key() {
 
 #[tokio::test]
 async fn rate_limits_are_retried_after_the_given_wait() {
-    let (url, script) = serve(vec![Reply::Status(429, Some("1")), Reply::Status(503, None)]).await;
+    let (url, script) = serve(vec![
+        Reply::Status(429, Some("1")),
+        Reply::Status(503, None),
+    ])
+    .await;
     let started = Instant::now();
     let vectors = embedder(&url, 8).embed(&texts(3)).await.unwrap();
     assert_eq!(vectors.len(), 3);
-    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After: 1 was honoured");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 was honoured"
+    );
     assert_eq!(script.requests.lock().unwrap().len(), 3);
 }
 
@@ -115,7 +140,10 @@ async fn rate_limits_are_retried_after_the_given_wait() {
 async fn client_errors_are_not_retried() {
     let (url, script) = serve(vec![Reply::Status(401, None)]).await;
     let error = embedder(&url, 8).embed(&texts(2)).await.unwrap_err();
-    assert!(matches!(error, EmbedError::Status { status: 401, .. }), "{error}");
+    assert!(
+        matches!(error, EmbedError::Status { status: 401, .. }),
+        "{error}"
+    );
     assert_eq!(script.requests.lock().unwrap().len(), 1);
 }
 
@@ -124,14 +152,27 @@ async fn persistent_server_errors_give_up() {
     let replies = vec![Reply::Status(500, Some("0")); 10];
     let (url, script) = serve(replies).await;
     let error = embedder(&url, 8).embed(&texts(2)).await.unwrap_err();
-    assert!(matches!(error, EmbedError::Status { status: 500, .. }), "{error}");
-    assert_eq!(script.requests.lock().unwrap().len(), 5, "five attempts, then the error");
+    assert!(
+        matches!(error, EmbedError::Status { status: 500, .. }),
+        "{error}"
+    );
+    assert_eq!(
+        script.requests.lock().unwrap().len(),
+        5,
+        "five attempts, then the error"
+    );
 }
 
 #[tokio::test]
 async fn a_dimension_mismatch_is_a_clear_error() {
     let (url, _) = serve(vec![Reply::WrongDimension]).await;
     let error = embedder(&url, 8).embed(&texts(2)).await.unwrap_err();
-    assert!(matches!(error, EmbedError::Dimension { expected: 16, got: 17 }));
+    assert!(matches!(
+        error,
+        EmbedError::Dimension {
+            expected: 16,
+            got: 17
+        }
+    ));
     assert!(error.to_string().contains("EMBEDDING_DIM"));
 }

@@ -28,7 +28,9 @@ fn ingest(workdir: &Path, database_url: &str, args: &[&str]) -> Run {
 }
 
 fn count(run: &Run, field: &str) -> u64 {
-    run.summary[field].as_u64().unwrap_or_else(|| panic!("no {field} in {:?} ({})", run.summary, run.stderr))
+    run.summary[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {field} in {:?} ({})", run.summary, run.stderr))
 }
 
 fn action_of<'a>(run: &'a Run, source: &str) -> &'a str {
@@ -42,23 +44,43 @@ fn action_of<'a>(run: &'a Run, source: &str) -> &'a str {
 }
 
 fn fixture(root: &Path) {
-    write(&root.join("docs/user/rooms.md"), "# Rooms\n\nEvery room has a capacity.\n");
-    write(&root.join("docs/staff/_permissions.yaml"), "permissions: [business_staff]\n");
-    write(&root.join("docs/staff/sensors.md"), "# Sensors\n\nCO2 is measured in ppm.\n");
+    write(
+        &root.join("docs/user/rooms.md"),
+        "# Rooms\n\nEvery room has a capacity.\n",
+    );
+    write(
+        &root.join("docs/staff/_permissions.yaml"),
+        "permissions: [business_staff]\n",
+    );
+    write(
+        &root.join("docs/staff/sensors.md"),
+        "# Sensors\n\nCO2 is measured in ppm.\n",
+    );
     write(
         &root.join("docs/admin.md"),
         "---\ntitle: Admin\npermissions: [admin]\n---\n# Keys\n\nRotate keys.\n",
     );
-    write(&root.join("docs/broken.md"), "---\npermissions: [admin\n---\n# Broken\n");
+    write(
+        &root.join("docs/broken.md"),
+        "---\npermissions: [admin\n---\n# Broken\n",
+    );
 }
 
 fn ingest_lifecycle(workdir: &Path, url: &str) {
     fixture(workdir);
     let first = ingest(workdir, url, &["docs"]);
-    assert_eq!(first.code, 1, "a file that fails makes the run exit 1: {}", first.stderr);
+    assert_eq!(
+        first.code, 1,
+        "a file that fails makes the run exit 1: {}",
+        first.stderr
+    );
     assert_eq!(count(&first, "added"), 3);
     assert_eq!(count(&first, "failed"), 1);
-    assert_eq!(count(&first, "public"), 1, "only user/rooms.md declares no permissions");
+    assert_eq!(
+        count(&first, "public"),
+        1,
+        "only user/rooms.md declares no permissions"
+    );
     assert_eq!(action_of(&first, "broken.md"), "failed");
 
     std::fs::remove_file(workdir.join("docs/broken.md")).unwrap();
@@ -66,15 +88,25 @@ fn ingest_lifecycle(workdir: &Path, url: &str) {
     assert_eq!(second.code, 0, "{}", second.stderr);
     assert_eq!((count(&second, "added"), count(&second, "skipped")), (0, 3));
 
-    write(&workdir.join("docs/user/rooms.md"), "# Rooms\n\nEvery room has a capacity and a floor.\n");
+    write(
+        &workdir.join("docs/user/rooms.md"),
+        "# Rooms\n\nEvery room has a capacity and a floor.\n",
+    );
     let dry = ingest(workdir, url, &["docs", "--dry-run"]);
     assert_eq!(action_of(&dry, "user/rooms.md"), "replaced");
     assert_eq!(count(&dry, "skipped"), 2);
     let edited = ingest(workdir, url, &["docs"]);
-    assert_eq!((count(&edited, "replaced"), count(&edited, "skipped")), (1, 2), "the dry run wrote nothing");
+    assert_eq!(
+        (count(&edited, "replaced"), count(&edited, "skipped")),
+        (1, 2),
+        "the dry run wrote nothing"
+    );
     assert_eq!(action_of(&edited, "user/rooms.md"), "replaced");
 
-    write(&workdir.join("docs/copy/rooms-again.md"), "# Rooms\n\nEvery room has a capacity and a floor.\n");
+    write(
+        &workdir.join("docs/copy/rooms-again.md"),
+        "# Rooms\n\nEvery room has a capacity and a floor.\n",
+    );
     let copy = ingest(workdir, url, &["docs"]);
     assert_eq!(action_of(&copy, "copy/rooms-again.md"), "duplicate");
 
@@ -90,7 +122,11 @@ fn ingest_lifecycle(workdir: &Path, url: &str) {
     assert_eq!(strict.code, 1);
     assert_eq!(action_of(&strict, "user/rooms.md"), "failed");
 
-    let status = agent(workdir).env("DATABASE_URL", url).args(["db", "status", "--json"]).output().unwrap();
+    let status = agent(workdir)
+        .env("DATABASE_URL", url)
+        .args(["db", "status", "--json"])
+        .output()
+        .unwrap();
     let status: Value = serde_json::from_str(&stdout(&status)).unwrap();
     assert_eq!(status["documents"], 2);
     assert_eq!(status["embedding_model"], "local-hash-v1");
@@ -103,7 +139,11 @@ fn ingest_lifecycle(workdir: &Path, url: &str) {
         .output()
         .unwrap();
     assert_eq!(mismatch.status.code(), Some(1));
-    assert!(stderr(&mismatch).contains("db reset"), "{}", stderr(&mismatch));
+    assert!(
+        stderr(&mismatch).contains("db reset"),
+        "{}",
+        stderr(&mismatch)
+    );
 }
 
 #[test]
@@ -115,20 +155,32 @@ fn ingest_lifecycle_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ingest_lifecycle_on_postgres() {
-    let Some(db) = TestDatabase::create().await else { return };
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let url = db.url.clone();
     let path = dir.path().to_path_buf();
-    tokio::task::spawn_blocking(move || ingest_lifecycle(&path, &url)).await.unwrap();
+    tokio::task::spawn_blocking(move || ingest_lifecycle(&path, &url))
+        .await
+        .unwrap();
     db.drop_now().await;
 }
 
 fn concurrent_ingests(workdir: &Path, url: &str) {
     for i in 0..30 {
-        write(&workdir.join(format!("docs/page-{i}.md")), &format!("# Page {i}\n\nText of page {i}.\n"));
+        write(
+            &workdir.join(format!("docs/page-{i}.md")),
+            &format!("# Page {i}\n\nText of page {i}.\n"),
+        );
     }
     // Create the schema first so both runs race on documents, not on the migration.
-    let migrate = agent(workdir).env("DATABASE_URL", url).env("EMBEDDING_DIM", "64").args(["db", "migrate"]).output().unwrap();
+    let migrate = agent(workdir)
+        .env("DATABASE_URL", url)
+        .env("EMBEDDING_DIM", "64")
+        .args(["db", "migrate"])
+        .output()
+        .unwrap();
     assert!(migrate.status.success(), "{}", stderr(&migrate));
     let spawn = || {
         agent(workdir)
@@ -145,10 +197,16 @@ fn concurrent_ingests(workdir: &Path, url: &str) {
     assert!(a.status.success(), "{}", stderr(&a));
     assert!(b.status.success(), "{}", stderr(&b));
     let added = |o: &std::process::Output| {
-        serde_json::from_str::<Value>(&stdout(o)).unwrap()["added"].as_u64().unwrap()
+        serde_json::from_str::<Value>(&stdout(o)).unwrap()["added"]
+            .as_u64()
+            .unwrap()
     };
     assert_eq!(added(&a) + added(&b), 30, "each page is added exactly once");
-    let status = agent(workdir).env("DATABASE_URL", url).args(["db", "status", "--json"]).output().unwrap();
+    let status = agent(workdir)
+        .env("DATABASE_URL", url)
+        .args(["db", "status", "--json"])
+        .output()
+        .unwrap();
     let status: Value = serde_json::from_str(&stdout(&status)).unwrap();
     assert_eq!(status["documents"], 30);
 }
@@ -162,10 +220,14 @@ fn two_ingests_at_once_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_ingests_at_once_on_postgres() {
-    let Some(db) = TestDatabase::create().await else { return };
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let (url, path) = (db.url.clone(), dir.path().to_path_buf());
-    tokio::task::spawn_blocking(move || concurrent_ingests(&path, &url)).await.unwrap();
+    tokio::task::spawn_blocking(move || concurrent_ingests(&path, &url))
+        .await
+        .unwrap();
     db.drop_now().await;
 }
 
@@ -175,5 +237,9 @@ fn a_missing_path_is_a_clear_error() {
     let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
     let run = ingest(dir.path(), &url, &["no-such-folder"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("no such file or folder"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no such file or folder"),
+        "{}",
+        run.stderr
+    );
 }

@@ -2,7 +2,8 @@
 
 use crate::util::TestDatabase;
 use crowdvision_agent::retrieval::store::{
-    postgres::PostgresStore, sqlite::SqliteStore, ChunkStore, NewChunk, NewDocument, StoreError, WriteOutcome,
+    postgres::PostgresStore, sqlite::SqliteStore, ChunkStore, NewChunk, NewDocument, StoreError,
+    WriteOutcome,
 };
 use std::sync::Arc;
 
@@ -47,17 +48,32 @@ async fn conformance(store: Arc<dyn ChunkStore>) {
 
     // add, unchanged, duplicate, replace
     let first = document("user/a.md", "h1", 3, &[]);
-    assert_eq!(store.write_document(&first).await.unwrap(), WriteOutcome::Added);
-    assert_eq!(store.write_document(&first).await.unwrap(), WriteOutcome::Unchanged);
+    assert_eq!(
+        store.write_document(&first).await.unwrap(),
+        WriteOutcome::Added
+    );
+    assert_eq!(
+        store.write_document(&first).await.unwrap(),
+        WriteOutcome::Unchanged
+    );
     let same_content = document("user/copy.md", "h1", 3, &[]);
-    assert_eq!(store.write_document(&same_content).await.unwrap(), WriteOutcome::Duplicate);
+    assert_eq!(
+        store.write_document(&same_content).await.unwrap(),
+        WriteOutcome::Duplicate
+    );
     let changed = document("user/a.md", "h2", 2, &["business_staff", "domain:acme"]);
-    assert_eq!(store.write_document(&changed).await.unwrap(), WriteOutcome::Replaced);
+    assert_eq!(
+        store.write_document(&changed).await.unwrap(),
+        WriteOutcome::Replaced
+    );
 
     let documents = store.documents().await.unwrap();
     assert_eq!(documents.len(), 1, "{documents:?}");
     assert_eq!(documents[0].content_hash, "h2");
-    assert_eq!(documents[0].chunks, 2, "the replaced document's chunks are gone");
+    assert_eq!(
+        documents[0].chunks, 2,
+        "the replaced document's chunks are gone"
+    );
     assert!(!documents[0].public);
     let status = store.status().await.unwrap();
     assert_eq!((status.documents, status.chunks), (1, 2));
@@ -67,7 +83,13 @@ async fn conformance(store: Arc<dyn ChunkStore>) {
     let mut broken = document("user/broken.md", "h3", 2, &[]);
     broken.chunks[1].chunk_id = broken.chunks[0].chunk_id.clone();
     assert!(store.write_document(&broken).await.is_err());
-    let sources: Vec<String> = store.documents().await.unwrap().into_iter().map(|d| d.source).collect();
+    let sources: Vec<String> = store
+        .documents()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.source)
+        .collect();
     assert_eq!(sources, ["user/a.md"]);
     assert_eq!(store.status().await.unwrap().chunks, 2);
 
@@ -75,14 +97,25 @@ async fn conformance(store: Arc<dyn ChunkStore>) {
     let racers: Vec<_> = (0..6)
         .map(|_| {
             let store = store.clone();
-            tokio::spawn(async move { store.write_document(&document("user/race.md", "h4", 4, &[])).await })
+            tokio::spawn(async move {
+                store
+                    .write_document(&document("user/race.md", "h4", 4, &[]))
+                    .await
+            })
         })
         .collect();
     let mut outcomes = Vec::new();
     for racer in racers {
         outcomes.push(racer.await.unwrap().unwrap());
     }
-    assert_eq!(outcomes.iter().filter(|o| **o == WriteOutcome::Added).count(), 1, "{outcomes:?}");
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == WriteOutcome::Added)
+            .count(),
+        1,
+        "{outcomes:?}"
+    );
     assert_eq!(store.status().await.unwrap().chunks, 6);
 
     // delete and reset
@@ -92,19 +125,26 @@ async fn conformance(store: Arc<dyn ChunkStore>) {
     store.reset().await.unwrap();
     let status = store.status().await.unwrap();
     assert_eq!(status.applied_migrations, Vec::<u32>::new());
-    assert!(matches!(store.documents().await, Err(StoreError::NotMigrated)));
+    assert!(matches!(
+        store.documents().await,
+        Err(StoreError::NotMigrated)
+    ));
 }
 
 #[tokio::test]
 async fn sqlite_store_conforms() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("nested/kb.sqlite")).await.unwrap();
+    let store = SqliteStore::open(&dir.path().join("nested/kb.sqlite"))
+        .await
+        .unwrap();
     conformance(Arc::new(store)).await;
 }
 
 #[tokio::test]
 async fn postgres_store_conforms() {
-    let Some(db) = TestDatabase::create().await else { return };
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
     let store = PostgresStore::connect(&db.url).await.unwrap();
     conformance(Arc::new(store)).await;
     db.drop_now().await;
@@ -112,7 +152,9 @@ async fn postgres_store_conforms() {
 
 #[tokio::test]
 async fn postgres_schema_has_the_expected_indexes() {
-    let Some(db) = TestDatabase::create().await else { return };
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
     let store = PostgresStore::connect(&db.url).await.unwrap();
     store.migrate(768).await.unwrap();
     let indexes: Vec<String> = sqlx::query_scalar(
@@ -122,7 +164,10 @@ async fn postgres_schema_has_the_expected_indexes() {
     .await
     .unwrap();
     let all = indexes.join("\n");
-    assert!(all.contains("USING hnsw (embedding vector_cosine_ops)"), "{all}");
+    assert!(
+        all.contains("USING hnsw (embedding vector_cosine_ops)"),
+        "{all}"
+    );
     assert!(all.contains("USING gin (tsv)"), "{all}");
     assert!(all.contains("USING gin (permissions)"), "{all}");
     assert!(all.contains("(document_id)"), "{all}");
@@ -141,25 +186,33 @@ async fn postgres_schema_has_the_expected_indexes() {
 #[tokio::test]
 async fn sqlite_full_text_index_follows_writes_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("kb.sqlite")).await.unwrap();
+    let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
+        .await
+        .unwrap();
     store.migrate(DIM).await.unwrap();
     store.ensure_embedding("m", DIM).await.unwrap();
-    store.write_document(&document("a.md", "x1", 2, &["admin"])).await.unwrap();
-    let hits: i64 = sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
-        .fetch_one(store.pool())
+    store
+        .write_document(&document("a.md", "x1", 2, &["admin"]))
         .await
         .unwrap();
+    let hits: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(hits, 2);
-    let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions WHERE permission = 'admin'")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
+    let permissions: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM chunk_permissions WHERE permission = 'admin'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(permissions, 2);
     store.delete_document("a.md").await.unwrap();
-    let hits: i64 = sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
+    let hits: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(hits, 0);
     let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions")
         .fetch_one(store.pool())

@@ -79,7 +79,9 @@ impl TestDatabase {
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string());
         let admin = match sqlx::PgPool::connect(&admin_url).await {
             Ok(pool) => pool,
-            Err(error) if in_ci() => panic!("Postgres is not reachable at {admin_url} and CI=true: {error}"),
+            Err(error) if in_ci() => {
+                panic!("Postgres is not reachable at {admin_url} and CI=true: {error}")
+            }
             Err(error) => {
                 eprintln!("SKIPPED: Postgres is not reachable at {admin_url}: {error}");
                 return None;
@@ -103,14 +105,21 @@ impl TestDatabase {
             Some((base, _)) => format!("{base}/{name}"),
             None => panic!("TEST_POSTGRES_URL needs a database path"),
         };
-        Some(TestDatabase { url, name, admin_url })
+        Some(TestDatabase {
+            url,
+            name,
+            admin_url,
+        })
     }
 
     pub async fn drop_now(self) {
         if let Ok(admin) = sqlx::PgPool::connect(&self.admin_url).await {
-            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
-                .execute(&admin)
-                .await;
+            let _ = sqlx::query(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .execute(&admin)
+            .await;
         }
     }
 }

@@ -9,14 +9,21 @@ use std::ops::Range;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockKind {
-    Heading { level: u8, title: String },
+    Heading {
+        level: u8,
+        title: String,
+    },
     Paragraph,
     /// A fenced code block (`fenced = true`) or an indented one.
-    Code { fenced: bool },
+    Code {
+        fenced: bool,
+    },
     /// A pipe table; `header_lines` is how many lines open it (header row and delimiter row).
     Table,
     /// A list, with the byte offsets (relative to the block) where its items start.
-    List { item_starts: Vec<usize> },
+    List {
+        item_starts: Vec<usize>,
+    },
     /// Block quotes, HTML blocks, rules, footnote definitions, and text with no event.
     Other,
 }
@@ -55,8 +62,12 @@ pub fn top_level_blocks(body: &str) -> Vec<Block> {
                             }
                         }
                         Tag::Paragraph => BlockKind::Paragraph,
-                        Tag::CodeBlock(CodeBlockKind::Fenced(_)) => BlockKind::Code { fenced: true },
-                        Tag::CodeBlock(CodeBlockKind::Indented) => BlockKind::Code { fenced: false },
+                        Tag::CodeBlock(CodeBlockKind::Fenced(_)) => {
+                            BlockKind::Code { fenced: true }
+                        }
+                        Tag::CodeBlock(CodeBlockKind::Indented) => {
+                            BlockKind::Code { fenced: false }
+                        }
                         Tag::Table(_) => BlockKind::Table,
                         Tag::List(_) => {
                             list_items.clear();
@@ -160,7 +171,10 @@ fn tile(body: &str, mut starts: Vec<(usize, BlockKind)>) -> Vec<Block> {
 /// indented block keeps its indentation.
 fn line_start(body: &str, offset: usize) -> usize {
     let line_begin = body[..offset].rfind('\n').map_or(0, |i| i + 1);
-    if body[line_begin..offset].chars().all(|c| c == ' ' || c == '\t') {
+    if body[line_begin..offset]
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+    {
         line_begin
     } else {
         offset

@@ -89,7 +89,10 @@ mod tests {
         assert_eq!(fm.title.as_deref(), Some("CO2"));
         assert_eq!(
             fm.permissions,
-            Some(vec!["business_staff".to_string(), "domain:acme".to_string()])
+            Some(vec![
+                "business_staff".to_string(),
+                "domain:acme".to_string()
+            ])
         );
         assert_eq!(fm.tags, ["sensors"]);
         assert_eq!(body, "# Body\n");

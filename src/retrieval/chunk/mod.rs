@@ -142,7 +142,13 @@ impl Chunker {
             BlockKind::List { item_starts } => Strategy::List { item_starts },
             _ => Strategy::Lines,
         };
-        split_block(text, strategy, &self.sizer, self.config.target, self.config.max)
+        split_block(
+            text,
+            strategy,
+            &self.sizer,
+            self.config.target,
+            self.config.max,
+        )
     }
 }
 
@@ -166,7 +172,11 @@ pub fn normalize(text: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(text)
     };
-    if text.contains("``\t") || text.contains("~~\t") || text.contains("`` \n") || text.contains("~~ \n") {
+    if text.contains("``\t")
+        || text.contains("~~\t")
+        || text.contains("`` \n")
+        || text.contains("~~ \n")
+    {
         text = Cow::Owned(text.split_inclusive('\n').map(trim_fence_line).collect());
     }
     text
@@ -175,7 +185,8 @@ pub fn normalize(text: &str) -> Cow<'_, str> {
 fn trim_fence_line(line: &str) -> Cow<'_, str> {
     let bare = line.trim_end();
     let marker = bare.trim_start();
-    let is_fence = marker.len() >= 3 && (marker.bytes().all(|b| b == b'`') || marker.bytes().all(|b| b == b'~'));
+    let is_fence = marker.len() >= 3
+        && (marker.bytes().all(|b| b == b'`') || marker.bytes().all(|b| b == b'~'));
     if is_fence && bare.len() + 1 < line.len() {
         Cow::Owned(format!("{bare}\n"))
     } else {
@@ -232,7 +243,11 @@ impl Packer {
         while self.headings.last().is_some_and(|(l, _)| *l >= level) {
             self.headings.pop();
         }
-        let title = if title.is_empty() { "(untitled)" } else { title };
+        let title = if title.is_empty() {
+            "(untitled)"
+        } else {
+            title
+        };
         self.headings.push((level, title.to_string()));
         self.open.section = self.section();
         self.open.push(text, size);
@@ -240,7 +255,8 @@ impl Packer {
 
     fn content(&mut self, piece: Piece, category: ChunkKind) {
         let over_target = self.open.size + piece.size > self.target;
-        let heading_only_overflow = !self.open.has_content() && self.open.size + piece.size > self.max;
+        let heading_only_overflow =
+            !self.open.has_content() && self.open.size + piece.size > self.max;
         if (self.open.has_content() && over_target) || heading_only_overflow {
             self.flush();
         }

@@ -23,13 +23,21 @@ pub struct Piece<'a> {
 pub enum Strategy<'b> {
     /// Code, tables, quotes, HTML: between lines.
     Lines,
-    List { item_starts: &'b [usize] },
+    List {
+        item_starts: &'b [usize],
+    },
     Sentences,
 }
 
 /// Pieces aim at `limit`; a single line that cannot fit there is kept whole up to `hard_limit`
 /// (the chunker's maximum) before it is cut between words.
-pub fn split_block<'a>(text: &'a str, strategy: Strategy, sizer: &Sizer, limit: usize, hard_limit: usize) -> Vec<Piece<'a>> {
+pub fn split_block<'a>(
+    text: &'a str,
+    strategy: Strategy,
+    sizer: &Sizer,
+    limit: usize,
+    hard_limit: usize,
+) -> Vec<Piece<'a>> {
     match strategy {
         Strategy::Sentences => pack_units(text, sentences(text), sizer, limit),
         Strategy::Lines => split_lines(text, &[], sizer, limit, hard_limit),
@@ -74,13 +82,21 @@ fn is_table_row(line: &str) -> bool {
 
 fn is_delimiter_row(line: &str) -> bool {
     let t = content_of(line).1.trim();
-    t.contains('-') && t.contains('|') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+    t.contains('-')
+        && t.contains('|')
+        && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
 }
 
 /// Cuts between lines. A cut inside a fence closes and re-opens it; a cut inside a table
 /// repeats its header and delimiter rows. `preferred` are byte offsets (into `text`) where a cut
 /// is better, such as list items.
-fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usize, hard_limit: usize) -> Vec<Piece<'a>> {
+fn split_lines<'a>(
+    text: &'a str,
+    preferred: &[usize],
+    sizer: &Sizer,
+    limit: usize,
+    hard_limit: usize,
+) -> Vec<Piece<'a>> {
     let lines: Vec<(usize, &str)> = line_offsets(text, 0);
     let tables = table_headers(&lines);
     let sizes: Vec<usize> = lines.iter().map(|(_, l)| sizer.measure(l)).collect();
@@ -103,16 +119,23 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
     let mut start = 0;
     while start < lines.len() {
         let header: &str = tables[start].as_deref().unwrap_or("");
-        let header_size = if header.is_empty() { 0 } else { sizer.measure(header) };
+        let header_size = if header.is_empty() {
+            0
+        } else {
+            sizer.measure(header)
+        };
         let base = header_size + measure_opener(&fences[start]);
         let mut end = start;
         let mut boundary = None;
         while end < lines.len() {
-            let with_line = base + prefix[end + 1] - prefix[start] + measure_closer(&fences[end + 1]);
+            let with_line =
+                base + prefix[end + 1] - prefix[start] + measure_closer(&fences[end + 1]);
             // A fence or table that began in this piece may run on to the hard limit, so that
             // one which fits the chunker's maximum is never cut.
             let cap = match units[end] {
-                Some((a, b)) if a >= start && base + prefix[b] - prefix[start] <= hard_limit => hard_limit,
+                Some((a, b)) if a >= start && base + prefix[b] - prefix[start] <= hard_limit => {
+                    hard_limit
+                }
                 _ => limit,
             };
             if with_line > cap {
@@ -126,14 +149,22 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
         if end == start {
             let alone = base + sizes[start] + measure_closer(&fences[start + 1]);
             if alone > hard_limit {
-                pieces.extend(split_long_line(header, header_size, lines[start].1, sizer, hard_limit));
+                pieces.extend(split_long_line(
+                    header,
+                    header_size,
+                    lines[start].1,
+                    sizer,
+                    hard_limit,
+                ));
                 start += 1;
                 continue;
             }
             end = start + 1;
         }
         if end < lines.len() {
-            let unit_start = units[end].map(|(a, _)| a).filter(|a| *a > start && *a < end);
+            let unit_start = units[end]
+                .map(|(a, _)| a)
+                .filter(|a| *a > start && *a < end);
             if let Some(b) = boundary.filter(|b| (prefix[*b] - prefix[start] + base) * 2 >= limit) {
                 end = b;
             } else if let Some(a) = unit_start {
@@ -141,23 +172,39 @@ fn split_lines<'a>(text: &'a str, preferred: &[usize], sizer: &Sizer, limit: usi
                 end = a;
             }
         }
-        pieces.push(assemble(text, header, &fences[start], &lines[start..end], &fences[end], sizer, base + prefix[end] - prefix[start]));
+        pieces.push(assemble(
+            text,
+            header,
+            &fences[start],
+            &lines[start..end],
+            &fences[end],
+            sizer,
+            base + prefix[end] - prefix[start],
+        ));
         start = end;
     }
     pieces
 }
 
 /// For each line inside a fenced block or a table, the line range `[first, end)` of that unit.
-fn atomic_units(lines: &[(usize, &str)], fences: &[Option<OpenFence>]) -> Vec<Option<(usize, usize)>> {
+fn atomic_units(
+    lines: &[(usize, &str)],
+    fences: &[Option<OpenFence>],
+) -> Vec<Option<(usize, usize)>> {
     let mut units = vec![None; lines.len()];
     let mut i = 0;
     while i < lines.len() {
         let opens_fence = fences[i].is_none() && fences[i + 1].is_some();
-        let opens_table = is_table_row(lines[i].1) && lines.get(i + 1).is_some_and(|(_, l)| is_delimiter_row(l));
+        let opens_table =
+            is_table_row(lines[i].1) && lines.get(i + 1).is_some_and(|(_, l)| is_delimiter_row(l));
         let end = if opens_fence {
-            (i + 1..lines.len()).find(|j| fences[j + 1].is_none()).map_or(lines.len(), |j| j + 1)
+            (i + 1..lines.len())
+                .find(|j| fences[j + 1].is_none())
+                .map_or(lines.len(), |j| j + 1)
         } else if opens_table {
-            (i + 2..lines.len()).find(|j| !is_table_row(lines[*j].1)).unwrap_or(lines.len())
+            (i + 2..lines.len())
+                .find(|j| !is_table_row(lines[*j].1))
+                .unwrap_or(lines.len())
         } else {
             i += 1;
             continue;
@@ -184,7 +231,10 @@ fn assemble<'a>(
     let (last_start, last_line) = lines[lines.len() - 1];
     let body = &parent[first_start..last_start + last_line.len()];
     if header.is_empty() && reopen.is_none() && still_open.is_none() {
-        return Piece { text: Cow::Borrowed(body), size };
+        return Piece {
+            text: Cow::Borrowed(body),
+            size,
+        };
     }
     let mut text = String::with_capacity(header.len() + body.len() + 16);
     text.push_str(header);
@@ -200,10 +250,19 @@ fn assemble<'a>(
         text.push_str(&fence.closer);
         size += sizer.measure(&fence.closer);
     }
-    Piece { text: Cow::Owned(text), size }
+    Piece {
+        text: Cow::Owned(text),
+        size,
+    }
 }
 
-fn split_long_line<'a>(header: &str, header_size: usize, line: &'a str, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+fn split_long_line<'a>(
+    header: &str,
+    header_size: usize,
+    line: &'a str,
+    sizer: &Sizer,
+    limit: usize,
+) -> Vec<Piece<'a>> {
     let room = limit.saturating_sub(header_size).max(1);
     pack_units(line, words(line), sizer, room)
         .into_iter()
@@ -248,7 +307,10 @@ pub(super) fn track_fence<'a>(open: Option<OpenFence<'a>>, line: &'a str) -> Opt
     match open {
         // CommonMark: a closer indented more than three columns past its opener is content.
         Some(fence)
-            if marker == fence.marker && run >= fence.len && rest.trim().is_empty() && indent <= fence.indent + 3 =>
+            if marker == fence.marker
+                && run >= fence.len
+                && rest.trim().is_empty()
+                && indent <= fence.indent + 3 =>
         {
             None
         }
@@ -279,7 +341,13 @@ fn content_of(line: &str) -> (usize, &str) {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let marker_len = match rest.as_bytes() {
             [b'-' | b'*' | b'+', b' ', ..] => 2,
-            bytes if (1..=9).contains(&digits) && matches!(bytes.get(digits), Some(b'.' | b')')) && bytes.get(digits + 1) == Some(&b' ') => digits + 2,
+            bytes
+                if (1..=9).contains(&digits)
+                    && matches!(bytes.get(digits), Some(b'.' | b')'))
+                    && bytes.get(digits + 1) == Some(&b' ') =>
+            {
+                digits + 2
+            }
             _ => return (column, rest),
         };
         column += marker_len;
@@ -290,12 +358,20 @@ fn content_of(line: &str) -> (usize, &str) {
 /// Greedily packs consecutive units (adjacent ranges of `parent`) into pieces of at most
 /// `limit`; a unit larger than the limit is cut between words, and a single word larger than
 /// the limit stands alone rather than being cut inside.
-fn pack_units<'a>(parent: &'a str, units: Vec<Range<usize>>, sizer: &Sizer, limit: usize) -> Vec<Piece<'a>> {
+fn pack_units<'a>(
+    parent: &'a str,
+    units: Vec<Range<usize>>,
+    sizer: &Sizer,
+    limit: usize,
+) -> Vec<Piece<'a>> {
     let mut pieces: Vec<Piece<'a>> = Vec::new();
     let mut open: Option<(Range<usize>, usize)> = None;
     let flush = |open: &mut Option<(Range<usize>, usize)>, pieces: &mut Vec<Piece<'a>>| {
         if let Some((range, size)) = open.take() {
-            pieces.push(Piece { text: Cow::Borrowed(&parent[range]), size });
+            pieces.push(Piece {
+                text: Cow::Borrowed(&parent[range]),
+                size,
+            });
         }
     };
     for unit in units {
@@ -304,7 +380,10 @@ fn pack_units<'a>(parent: &'a str, units: Vec<Range<usize>>, sizer: &Sizer, limi
             let inner = words(&parent[unit.clone()]);
             if inner.len() > 1 {
                 flush(&mut open, &mut pieces);
-                let shifted = inner.into_iter().map(|r| r.start + unit.start..r.end + unit.start).collect();
+                let shifted = inner
+                    .into_iter()
+                    .map(|r| r.start + unit.start..r.end + unit.start)
+                    .collect();
                 pieces.extend(pack_units(parent, shifted, sizer, limit));
                 continue;
             }
@@ -385,6 +464,6 @@ fn words(text: &str) -> Vec<Range<usize>> {
 /// The fence a text leaves open at its end, if any.
 pub(super) fn fence_open_at_end(text: &str) -> Option<String> {
     text.split_inclusive('\n')
-        .fold(None, |open, line| track_fence(open, line))
+        .fold(None, track_fence)
         .map(|fence| fence.closer)
 }

@@ -36,7 +36,8 @@ fn lost_words(body: &str, chunks: &[Chunk]) -> Vec<String> {
 }
 
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 /// True when a fence opened in the chunk is still open at its end (backticks or tildes,
@@ -56,7 +57,9 @@ fn fence_left_open(text: &str) -> bool {
         let rest = &trimmed[run..];
         match open {
             None if !(marker == '`' && rest.contains('`')) => open = Some((marker, run, indent)),
-            Some((m, len, at)) if m == marker && run >= len && rest.trim().is_empty() && indent <= at + 3 => {
+            Some((m, len, at))
+                if m == marker && run >= len && rest.trim().is_empty() && indent <= at + 3 =>
+            {
                 open = None
             }
             _ => {}
@@ -68,8 +71,19 @@ fn fence_left_open(text: &str) -> bool {
 #[test]
 fn heading_path_follows_nesting() {
     let text = "# Guide\n\nIntro.\n\n## Sensors\n\nAbout sensors.\n\n### CO2\n\nParts per million.\n\n## Rooms\n\nRooms.\n";
-    let got: Vec<String> = chunks(&tokens(8, 16), text).iter().map(Chunk::section_path).collect();
-    assert_eq!(got, ["Guide", "Guide > Sensors", "Guide > Sensors > CO2", "Guide > Rooms"]);
+    let got: Vec<String> = chunks(&tokens(8, 16), text)
+        .iter()
+        .map(Chunk::section_path)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "Guide",
+            "Guide > Sensors",
+            "Guide > Sensors > CO2",
+            "Guide > Rooms"
+        ]
+    );
 }
 
 #[test]
@@ -111,7 +125,9 @@ fn a_code_block_that_fits_is_never_split() {
 
 #[test]
 fn a_large_code_block_reopens_its_fence_in_every_piece() {
-    let code: String = (0..200).map(|i| format!("let value_{i} = compute({i});\n")).collect();
+    let code: String = (0..200)
+        .map(|i| format!("let value_{i} = compute({i});\n"))
+        .collect();
     let text = format!("```rust\n{code}```\n");
     let got = chunks(&tokens(100, 150), &text);
     assert!(got.len() > 3);
@@ -126,19 +142,27 @@ fn a_large_code_block_reopens_its_fence_in_every_piece() {
 
 #[test]
 fn a_large_table_repeats_its_header_in_every_piece() {
-    let rows: String = (0..120).map(|i| format!("| sensor-{i} | {i} ppm |\n")).collect();
+    let rows: String = (0..120)
+        .map(|i| format!("| sensor-{i} | {i} ppm |\n"))
+        .collect();
     let text = format!("| Sensor | Value |\n|---|---|\n{rows}");
     let got = chunks(&tokens(80, 120), &text);
     assert!(got.len() > 3);
     for chunk in &got {
-        assert!(chunk.text.starts_with("| Sensor | Value |\n|---|---|\n"), "{}", chunk.text);
+        assert!(
+            chunk.text.starts_with("| Sensor | Value |\n|---|---|\n"),
+            "{}",
+            chunk.text
+        );
     }
     assert!(lost_words(&text, &got).is_empty());
 }
 
 #[test]
 fn a_large_paragraph_is_cut_between_sentences() {
-    let text: String = (0..80).map(|i| format!("Sentence number {i} is here. ")).collect();
+    let text: String = (0..80)
+        .map(|i| format!("Sentence number {i} is here. "))
+        .collect();
     let got = chunks(&tokens(50, 80), &text);
     assert!(got.len() > 3);
     for chunk in &got {
@@ -158,7 +182,9 @@ fn a_sentence_larger_than_the_limit_is_cut_between_words() {
 
 #[test]
 fn a_large_list_is_cut_between_items() {
-    let items: String = (0..60).map(|i| format!("- item {i} has a short description\n")).collect();
+    let items: String = (0..60)
+        .map(|i| format!("- item {i} has a short description\n"))
+        .collect();
     let got = chunks(&tokens(60, 90), &items);
     assert!(got.len() > 2);
     for chunk in &got {
@@ -171,13 +197,17 @@ fn front_matter_is_parsed_and_not_indexed() {
     let text = "---\ntitle: Secret page\npermissions: [admin]\ntags: [ops]\n---\n# Body\n\nVisible text.\n";
     let doc = tokens(100, 200).chunk(text).unwrap();
     assert_eq!(doc.front_matter.title.as_deref(), Some("Secret page"));
-    assert_eq!(doc.front_matter.permissions, Some(vec!["admin".to_string()]));
+    assert_eq!(
+        doc.front_matter.permissions,
+        Some(vec!["admin".to_string()])
+    );
     assert!(doc.chunks.iter().all(|c| !c.text.contains("permissions")));
 }
 
 #[test]
 fn crlf_tabs_unicode_and_setext_headings() {
-    let text = "Überschrift\r\n===========\r\n\r\n\tcode\twith tabs\r\n\r\nCO₂ liegt bei 420 ppm.\r\n";
+    let text =
+        "Überschrift\r\n===========\r\n\r\n\tcode\twith tabs\r\n\r\nCO₂ liegt bei 420 ppm.\r\n";
     let got = chunks(&tokens(100, 200), text);
     assert_eq!(got[0].section_path(), "Überschrift");
     assert!(got.iter().all(|c| !c.text.contains('\r')));
@@ -194,7 +224,9 @@ fn nested_lists_with_fences_inside_stay_whole_and_balanced() {
 
 #[test]
 fn a_large_list_with_a_fence_inside_is_cut_with_the_fence_reopened() {
-    let lines: String = (0..150).map(|i| format!("   step {i} of the install\n")).collect();
+    let lines: String = (0..150)
+        .map(|i| format!("   step {i} of the install\n"))
+        .collect();
     let text = format!("1. Run:\n\n   ```sh\n{lines}   ```\n2. Done.\n");
     let got = chunks(&tokens(80, 120), &text);
     assert!(got.len() > 2);
@@ -207,12 +239,16 @@ fn a_large_list_with_a_fence_inside_is_cut_with_the_fence_reopened() {
 fn link_reference_definitions_are_kept() {
     let text = "See [the docs][d].\n\n[d]: https://example.com/docs\n";
     let got = chunks(&tokens(100, 200), text);
-    assert!(got.iter().any(|c| c.text.contains("https://example.com/docs")));
+    assert!(got
+        .iter()
+        .any(|c| c.text.contains("https://example.com/docs")));
 }
 
 #[test]
 fn characters_can_be_the_unit() {
-    let text: String = (0..100).map(|i| format!("Line {i} of prose.\n\n")).collect();
+    let text: String = (0..100)
+        .map(|i| format!("Line {i} of prose.\n\n"))
+        .collect();
     let got = chunks(&chunker(SizeUnit::Chars, 200, 300), &text);
     assert!(got.iter().all(|c| c.text.chars().count() <= 300));
     assert!(lost_words(&text, &got).is_empty());
@@ -237,22 +273,40 @@ fn sentence() -> impl Strategy<Value = String> {
 
 fn block() -> impl Strategy<Value = String> {
     prop_oneof![
-        (1u8..4, prop::collection::vec(word(), 1..5))
-            .prop_map(|(level, w)| format!("{} {}\n", "#".repeat(level as usize), w.join(" "))),
+        (1u8..4, prop::collection::vec(word(), 1..5)).prop_map(|(level, w)| format!(
+            "{} {}\n",
+            "#".repeat(level as usize),
+            w.join(" ")
+        )),
         prop::collection::vec(sentence(), 1..12).prop_map(|s| format!("{}\n", s.join(" "))),
-        (prop::sample::select(vec!["", "rust", "sh", "yaml"]), prop::collection::vec(prop::collection::vec(word(), 1..6), 1..40))
+        (
+            prop::sample::select(vec!["", "rust", "sh", "yaml"]),
+            prop::collection::vec(prop::collection::vec(word(), 1..6), 1..40)
+        )
             .prop_map(|(info, lines)| {
-                let body: String = lines.iter().map(|l| format!("    {}\n", l.join(" "))).collect();
+                let body: String = lines
+                    .iter()
+                    .map(|l| format!("    {}\n", l.join(" ")))
+                    .collect();
                 format!("```{info}\n{body}```\n")
             }),
         prop::collection::vec((word(), word()), 1..40).prop_map(|rows| {
-            let body: String = rows.iter().map(|(a, b)| format!("| {a} | {b} |\n")).collect();
+            let body: String = rows
+                .iter()
+                .map(|(a, b)| format!("| {a} | {b} |\n"))
+                .collect();
             format!("| Name | Value |\n|------|-------|\n{body}")
         }),
         prop::collection::vec((prop::bool::ANY, sentence()), 1..20).prop_map(|items| {
             items
                 .iter()
-                .map(|(nested, s)| if *nested { format!("  - {s}\n") } else { format!("- {s}\n") })
+                .map(|(nested, s)| {
+                    if *nested {
+                        format!("  - {s}\n")
+                    } else {
+                        format!("- {s}\n")
+                    }
+                })
                 .collect::<String>()
         }),
         sentence().prop_map(|s| format!("> {s}\n")),

@@ -133,12 +133,14 @@ pub trait ChunkStore: Send + Sync {
 /// Opens the configured store (creating the SQLite file and its folder when needed).
 pub async fn open(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, StoreError> {
     match location {
-        StoreLocation::Postgres(url) => Ok(Arc::new(postgres::PostgresStore::connect(url).await.map_err(
-            |e| StoreError::Connect {
-                location: redact(url),
-                message: e.to_string(),
-            },
-        )?)),
+        StoreLocation::Postgres(url) => Ok(Arc::new(
+            postgres::PostgresStore::connect(url)
+                .await
+                .map_err(|e| StoreError::Connect {
+                    location: redact(url),
+                    message: e.to_string(),
+                })?,
+        )),
         StoreLocation::Sqlite(path) => Ok(Arc::new(sqlite::SqliteStore::open(path).await?)),
     }
 }

@@ -7,8 +7,8 @@
 
 use super::migrations::{self, POSTGRES};
 use super::{
-    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument, WriteOutcome,
-    SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument,
+    WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use crate::config::redact;
 use async_trait::async_trait;
@@ -49,17 +49,20 @@ impl PostgresStore {
         if !exists {
             return Ok(Vec::new());
         }
-        let versions: Vec<i32> = sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
-            .fetch_all(&self.pool)
-            .await?;
+        let versions: Vec<i32> =
+            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+                .fetch_all(&self.pool)
+                .await?;
         Ok(versions.into_iter().map(|v| v as u32).collect())
     }
 
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM store_settings WHERE key = $1")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(
+            sqlx::query_scalar("SELECT value FROM store_settings WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     async fn require_migrated(&self) -> Result<(), StoreError> {
@@ -83,22 +86,27 @@ impl ChunkStore for PostgresStore {
             .bind(MIGRATE_LOCK)
             .execute(&mut *tx)
             .await?;
-        (&mut *tx).execute(sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS agent_migrations (
+        (&mut *tx)
+            .execute(sqlx::raw_sql(
+                "CREATE TABLE IF NOT EXISTS agent_migrations (
                  version integer PRIMARY KEY,
                  name text NOT NULL,
                  applied_at timestamptz NOT NULL DEFAULT now())",
-        ))
-        .await?;
+            ))
+            .await?;
         let applied: Vec<i32> = sqlx::query_scalar("SELECT version FROM agent_migrations")
             .fetch_all(&mut *tx)
             .await?;
         let applied: Vec<u32> = applied.into_iter().map(|v| v as u32).collect();
         let mut newly = Vec::new();
-        let todo: Vec<&migrations::Migration> = POSTGRES.iter().filter(|m| !applied.contains(&m.version)).collect();
+        let todo: Vec<&migrations::Migration> = POSTGRES
+            .iter()
+            .filter(|m| !applied.contains(&m.version))
+            .collect();
         for migration in todo {
             let sql = migration.render(dim);
-            (&mut *tx).execute(sqlx::raw_sql(&sql))
+            (&mut *tx)
+                .execute(sqlx::raw_sql(&sql))
                 .await
                 .map_err(|e| StoreError::Migration {
                     version: migration.version,
@@ -112,11 +120,13 @@ impl ChunkStore for PostgresStore {
                 .await?;
             newly.push(migration.version);
         }
-        sqlx::query("INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
-            .bind(SETTING_DIM)
-            .bind(dim.to_string())
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(SETTING_DIM)
+        .bind(dim.to_string())
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(newly)
     }
@@ -136,7 +146,10 @@ impl ChunkStore for PostgresStore {
         };
         if pending.is_empty() {
             status.embedding_model = self.setting(SETTING_MODEL).await?;
-            status.embedding_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+            status.embedding_dim = self
+                .setting(SETTING_DIM)
+                .await?
+                .and_then(|d| d.parse().ok());
             status.documents = sqlx::query_scalar("SELECT count(*) FROM documents")
                 .fetch_one(&self.pool)
                 .await?;
@@ -150,7 +163,10 @@ impl ChunkStore for PostgresStore {
     async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
         self.require_migrated().await?;
         let stored_model = self.setting(SETTING_MODEL).await?;
-        let stored_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+        let stored_dim = self
+            .setting(SETTING_DIM)
+            .await?
+            .and_then(|d| d.parse().ok());
         if check_embedding(stored_model, stored_dim, model, dim)? {
             sqlx::query("INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
                 .bind(SETTING_MODEL)
@@ -191,10 +207,11 @@ impl ChunkStore for PostgresStore {
             .bind(WRITE_LOCK)
             .execute(&mut *tx)
             .await?;
-        let holder: Option<String> = sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = $1")
-            .bind(&document.content_hash)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let holder: Option<String> =
+            sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = $1")
+                .bind(&document.content_hash)
+                .fetch_optional(&mut *tx)
+                .await?;
         if holder.as_deref() == Some(document.source.as_str()) {
             return Ok(WriteOutcome::Unchanged);
         }
@@ -226,15 +243,19 @@ impl ChunkStore for PostgresStore {
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        (&self.pool).execute(sqlx::raw_sql(
-            "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations CASCADE",
-        ))
-        .await?;
+        (&self.pool)
+            .execute(sqlx::raw_sql(
+                "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations CASCADE",
+            ))
+            .await?;
         Ok(())
     }
 }
 
-async fn insert_document(tx: &mut Transaction<'_, Postgres>, document: &NewDocument) -> Result<(), StoreError> {
+async fn insert_document(
+    tx: &mut Transaction<'_, Postgres>,
+    document: &NewDocument,
+) -> Result<(), StoreError> {
     let document_id: i64 = sqlx::query_scalar(
         "INSERT INTO documents (source, content_hash, title, permissions, metadata)
          VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -253,7 +274,10 @@ async fn insert_document(tx: &mut Transaction<'_, Postgres>, document: &NewDocum
     let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let tokens: Vec<i32> = chunks.iter().map(|c| c.tokens as i32).collect();
-    let vectors: Vec<String> = chunks.iter().map(|c| vector_literal(&c.embedding)).collect();
+    let vectors: Vec<String> = chunks
+        .iter()
+        .map(|c| vector_literal(&c.embedding))
+        .collect();
     sqlx::query(
         "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
          SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding::vector, $9

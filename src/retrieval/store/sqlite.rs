@@ -7,11 +7,13 @@
 
 use super::migrations::{self, SQLITE};
 use super::{
-    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument, WriteOutcome,
-    SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument,
+    WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use async_trait::async_trait;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::{Executor, Row, Sqlite, Transaction};
 use std::path::Path;
 use std::time::Duration;
@@ -61,17 +63,20 @@ impl SqliteStore {
         if exists == 0 {
             return Ok(Vec::new());
         }
-        let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
-            .fetch_all(&self.pool)
-            .await?;
+        let versions: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+                .fetch_all(&self.pool)
+                .await?;
         Ok(versions.into_iter().map(|v| v as u32).collect())
     }
 
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM store_settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(
+            sqlx::query_scalar("SELECT value FROM store_settings WHERE key = ?")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     async fn require_migrated(&self) -> Result<(), StoreError> {
@@ -103,10 +108,14 @@ impl ChunkStore for SqliteStore {
             .fetch_all(&mut *tx)
             .await?;
         let mut newly = Vec::new();
-        let todo: Vec<&migrations::Migration> = SQLITE.iter().filter(|m| !applied.contains(&i64::from(m.version))).collect();
+        let todo: Vec<&migrations::Migration> = SQLITE
+            .iter()
+            .filter(|m| !applied.contains(&i64::from(m.version)))
+            .collect();
         for migration in todo {
             let sql = migration.render(dim);
-            (&mut *tx).execute(sqlx::raw_sql(&sql))
+            (&mut *tx)
+                .execute(sqlx::raw_sql(&sql))
                 .await
                 .map_err(|e| StoreError::Migration {
                     version: migration.version,
@@ -144,7 +153,10 @@ impl ChunkStore for SqliteStore {
         };
         if pending.is_empty() {
             status.embedding_model = self.setting(SETTING_MODEL).await?;
-            status.embedding_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+            status.embedding_dim = self
+                .setting(SETTING_DIM)
+                .await?
+                .and_then(|d| d.parse().ok());
             status.documents = sqlx::query_scalar("SELECT count(*) FROM documents")
                 .fetch_one(&self.pool)
                 .await?;
@@ -158,7 +170,10 @@ impl ChunkStore for SqliteStore {
     async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
         self.require_migrated().await?;
         let stored_model = self.setting(SETTING_MODEL).await?;
-        let stored_dim = self.setting(SETTING_DIM).await?.and_then(|d| d.parse().ok());
+        let stored_dim = self
+            .setting(SETTING_DIM)
+            .await?
+            .and_then(|d| d.parse().ok());
         if check_embedding(stored_model, stored_dim, model, dim)? {
             sqlx::query("INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)")
                 .bind(SETTING_MODEL)
@@ -194,10 +209,11 @@ impl ChunkStore for SqliteStore {
 
     async fn write_document(&self, document: &NewDocument) -> Result<WriteOutcome, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let holder: Option<String> = sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = ?")
-            .bind(&document.content_hash)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let holder: Option<String> =
+            sqlx::query_scalar("SELECT source FROM documents WHERE content_hash = ?")
+                .bind(&document.content_hash)
+                .fetch_optional(&mut *tx)
+                .await?;
         if holder.as_deref() == Some(document.source.as_str()) {
             return Ok(WriteOutcome::Unchanged);
         }
@@ -229,20 +245,24 @@ impl ChunkStore for SqliteStore {
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        (&self.pool).execute(sqlx::raw_sql(
-            "DROP TABLE IF EXISTS chunks_fts;
+        (&self.pool)
+            .execute(sqlx::raw_sql(
+                "DROP TABLE IF EXISTS chunks_fts;
              DROP TABLE IF EXISTS chunk_permissions;
              DROP TABLE IF EXISTS chunks;
              DROP TABLE IF EXISTS documents;
              DROP TABLE IF EXISTS store_settings;
              DROP TABLE IF EXISTS agent_migrations;",
-        ))
-        .await?;
+            ))
+            .await?;
         Ok(())
     }
 }
 
-async fn insert_document(tx: &mut Transaction<'_, Sqlite>, document: &NewDocument) -> Result<(), StoreError> {
+async fn insert_document(
+    tx: &mut Transaction<'_, Sqlite>,
+    document: &NewDocument,
+) -> Result<(), StoreError> {
     let permissions = serde_json::to_string(&document.permissions).expect("strings serialize");
     let document_id: i64 = sqlx::query_scalar(
         "INSERT INTO documents (source, content_hash, title, permissions, metadata)
@@ -272,11 +292,13 @@ async fn insert_document(tx: &mut Transaction<'_, Sqlite>, document: &NewDocumen
         .fetch_one(&mut **tx)
         .await?;
         for permission in &document.permissions {
-            sqlx::query("INSERT OR IGNORE INTO chunk_permissions (permission, chunk_id) VALUES (?, ?)")
-                .bind(permission)
-                .bind(row_id)
-                .execute(&mut **tx)
-                .await?;
+            sqlx::query(
+                "INSERT OR IGNORE INTO chunk_permissions (permission, chunk_id) VALUES (?, ?)",
+            )
+            .bind(permission)
+            .bind(row_id)
+            .execute(&mut **tx)
+            .await?;
         }
     }
     Ok(())
