@@ -68,12 +68,33 @@ fn table_headers(lines: &[(usize, &str)]) -> Vec<Option<String>> {
         } else if current.is_some() {
             headers[i] = current.clone();
         } else if i + 1 < lines.len() && is_delimiter_row(lines[i + 1].1) {
-            current = Some(format!("{}{}", line, lines[i + 1].1));
+            current = Some(format!("{}{}", line, compact_delimiter(lines[i + 1].1)));
             i += 1; // the delimiter row travels with its header
         }
         i += 1;
     }
     headers
+}
+
+/// The delimiter row with each cell shortened to `---` (alignment colons kept): the repeated
+/// header then costs little, however wide the source padded its columns.
+fn compact_delimiter(line: &str) -> String {
+    let (_, content) = content_of(line);
+    let prefix = &line[..line.len() - content.len()];
+    let cells: Vec<String> = content
+        .trim_end()
+        .split('|')
+        .map(|cell| {
+            let cell = cell.trim();
+            if cell.is_empty() {
+                return String::new();
+            }
+            let left = if cell.starts_with(':') { ":" } else { "" };
+            let right = if cell.len() > 1 && cell.ends_with(':') { ":" } else { "" };
+            format!("{left}---{right}")
+        })
+        .collect();
+    format!("{prefix}{}\n", cells.join("|"))
 }
 
 fn is_table_row(line: &str) -> bool {
@@ -352,6 +373,17 @@ fn content_of(line: &str) -> (usize, &str) {
         };
         column += marker_len;
         rest = &rest[marker_len..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiter_rows_are_compacted_with_alignment() {
+        assert_eq!(compact_delimiter("|:-------|------:|:----:|\n"), "|:---|---:|:---:|\n");
+        assert_eq!(compact_delimiter("  | --- | --- |"), "  |---|---|\n");
     }
 }
 
