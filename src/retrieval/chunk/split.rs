@@ -90,7 +90,11 @@ fn compact_delimiter(line: &str) -> String {
                 return String::new();
             }
             let left = if cell.starts_with(':') { ":" } else { "" };
-            let right = if cell.len() > 1 && cell.ends_with(':') { ":" } else { "" };
+            let right = if cell.len() > 1 && cell.ends_with(':') {
+                ":"
+            } else {
+                ""
+            };
             format!("{left}---{right}")
         })
         .collect();
@@ -382,7 +386,10 @@ mod tests {
 
     #[test]
     fn delimiter_rows_are_compacted_with_alignment() {
-        assert_eq!(compact_delimiter("|:-------|------:|:----:|\n"), "|:---|---:|:---:|\n");
+        assert_eq!(
+            compact_delimiter("|:-------|------:|:----:|\n"),
+            "|:---|---:|:---:|\n"
+        );
         assert_eq!(compact_delimiter("  | --- | --- |"), "  |---|---|\n");
     }
 }

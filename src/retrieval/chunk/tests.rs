@@ -328,8 +328,11 @@ fn document() -> impl Strategy<Value = String> {
 /// Every line of a chunk is text of the source (a whole line, or part of one that was cut), or a
 /// table delimiter row repeated in compact form.
 fn lines_come_from(source: &str, chunk: &str) -> bool {
-    let is_delimiter = |l: &str| l.contains('-') && l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '));
-    chunk.lines().all(|l| source.contains(l.trim()) || is_delimiter(l))
+    let is_delimiter =
+        |l: &str| l.contains('-') && l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '));
+    chunk
+        .lines()
+        .all(|l| source.contains(l.trim()) || is_delimiter(l))
 }
 
 proptest! {
