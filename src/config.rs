@@ -101,7 +101,21 @@ pub struct RetrievalConfig {
     pub top_k_keyword: usize,
     pub top_k_final: usize,
     pub rrf_k: u32,
-    pub reranker: String,
+    pub reranker: RerankerConfig,
+}
+
+#[derive(Debug, Clone)]
+pub enum RerankerConfig {
+    Noop,
+    /// A `/rerank` endpoint (Cohere/Jina shape).
+    Api {
+        url: Url,
+        model: String,
+        api_key: Option<String>,
+        timeout: Duration,
+        /// Candidates scored below this are dropped.
+        min_score: Option<f64>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,7 +363,7 @@ impl Config {
             top_k_keyword: r.number("TOP_K_KEYWORD", 20, 1, 1000)?,
             top_k_final: r.number("TOP_K_FINAL", 6, 1, 100)?,
             rrf_k: r.number("RRF_K", 60, 1, 10_000)?,
-            reranker: Config::reranker(&r)?,
+            reranker: Config::reranker(&r, &llm)?,
         };
         let chunking = Config::chunking(&r)?;
         let access = Config::access(&r)?;
@@ -439,10 +453,41 @@ impl Config {
         })
     }
 
-    fn reranker(r: &Reader) -> Result<String, ConfigError> {
+    fn reranker(r: &Reader, llm: &LlmConfig) -> Result<RerankerConfig, ConfigError> {
         let name = r.string("RERANKER", "noop").to_ascii_lowercase();
         match name.as_str() {
-            "noop" | "api" => Ok(name),
+            "noop" => Ok(RerankerConfig::Noop),
+            "api" => {
+                let model = r.optional("RERANKER_MODEL").ok_or_else(|| {
+                    invalid(
+                        "RERANKER_MODEL",
+                        "",
+                        "RERANKER=api needs the reranking model's name",
+                    )
+                })?;
+                let url = match r.optional("RERANKER_URL") {
+                    Some(text) => parse_http_url("RERANKER_URL", &text)?,
+                    None => llm.base_url.clone(),
+                };
+                let min_score = match r.optional("RERANKER_MIN_SCORE") {
+                    Some(_) => Some(r.number("RERANKER_MIN_SCORE", 0.0, -1000.0, 1000.0)?),
+                    None => None,
+                };
+                Ok(RerankerConfig::Api {
+                    url,
+                    model,
+                    api_key: r
+                        .optional("RERANKER_API_KEY")
+                        .or_else(|| llm.api_key.clone()),
+                    timeout: Duration::from_secs_f64(r.number(
+                        "RERANKER_TIMEOUT_SECONDS",
+                        10.0,
+                        0.1,
+                        300.0,
+                    )?),
+                    min_score,
+                })
+            }
             _ => Err(invalid("RERANKER", &name, "expected noop or api")),
         }
     }
@@ -716,6 +761,36 @@ mod tests {
         assert_eq!(
             invalid_variable(&[("OBSERVE_PAYLOADS", "2")]),
             "OBSERVE_PAYLOADS"
+        );
+    }
+
+    #[test]
+    fn api_reranker_needs_a_model_and_checks_its_bounds() {
+        assert_eq!(invalid_variable(&[("RERANKER", "api")]), "RERANKER_MODEL");
+        assert_eq!(
+            invalid_variable(&[
+                ("RERANKER", "api"),
+                ("RERANKER_MODEL", "m"),
+                ("RERANKER_URL", "x")
+            ]),
+            "RERANKER_URL"
+        );
+        assert_eq!(
+            invalid_variable(&[
+                ("RERANKER", "api"),
+                ("RERANKER_MODEL", "m"),
+                ("RERANKER_MIN_SCORE", "high")
+            ]),
+            "RERANKER_MIN_SCORE"
+        );
+        let config = load(&[
+            ("RERANKER", "api"),
+            ("RERANKER_MODEL", "m"),
+            ("RERANKER_MIN_SCORE", "0.2"),
+        ])
+        .unwrap();
+        assert!(
+            matches!(config.retrieval.reranker, RerankerConfig::Api { min_score: Some(s), .. } if s == 0.2)
         );
     }
 

@@ -4,8 +4,10 @@
 
 mod chunk;
 mod db;
+mod identity;
 mod ingest;
 mod render;
+mod search;
 
 use anyhow::Result;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -28,6 +30,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Act as this caller: a file holding gateway claims (JSON, or its base64).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub claims: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -39,7 +45,7 @@ pub enum Command {
     /// Print the chunks files would produce, one JSON object a line with --json.
     Chunk(chunk::ChunkArgs),
     /// Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score.
-    Search(LaterArgs),
+    Search(search::SearchArgs),
     /// Answer one question: text, citations, tool trace, usage, cost, decision.
     Ask(LaterArgs),
     /// Multi-turn conversation with history, the same loop as ask.
@@ -93,7 +99,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", man_page());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Search(_) => not_yet("search"),
+        Command::Search(args) => search::run(load()?, cli.claims, args).await,
         Command::Ask(_) => not_yet("ask"),
         Command::Chat(_) => not_yet("chat"),
         Command::Eval(_) => not_yet("eval"),

@@ -3,6 +3,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use crowdvision_agent::retrieval::chunk::Chunk;
 use crowdvision_agent::retrieval::ingest::{Action, IngestSummary};
+use crowdvision_agent::retrieval::search::SearchResult;
 use crowdvision_agent::retrieval::store::StoreStatus;
 use std::time::Duration;
 
@@ -106,5 +107,33 @@ pub fn status_table(status: &StoreStatus) -> Table {
     ]);
     t.add_row(vec!["documents".to_string(), status.documents.to_string()]);
     t.add_row(vec!["chunks".to_string(), status.chunks.to_string()]);
+    t
+}
+
+pub fn search_table(results: &[SearchResult]) -> Table {
+    let mut t = table(&[
+        "#", "source", "section", "vector", "keyword", "fused", "snippet",
+    ]);
+    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    for (i, result) in results.iter().enumerate() {
+        let snippet: String = result
+            .chunk
+            .text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(70)
+            .collect();
+        t.add_row(vec![
+            number(i + 1),
+            Cell::new(&result.chunk.source),
+            Cell::new(&result.chunk.section),
+            number(rank(result.vector_rank)),
+            number(rank(result.keyword_rank)),
+            number(format!("{:.4}", result.fused_score)),
+            Cell::new(snippet),
+        ]);
+    }
     t
 }

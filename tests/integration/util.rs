@@ -18,6 +18,8 @@ const HOST_VARIABLES: &[&str] = &[
     "CHUNK_TARGET",
     "CHUNK_MAX",
     "REQUIRE_PERMISSIONS",
+    "REQUIRE_AUTH",
+    "RERANKER",
 ];
 
 /// The binary, run in `dir` (so no `.env` of the repository is read) with a clean environment.

@@ -92,6 +92,32 @@ pub enum WriteOutcome {
     Duplicate,
 }
 
+/// A chunk as search returns it. Only chunks the caller may see are ever built.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetrievedChunk {
+    pub chunk_id: String,
+    pub source: String,
+    pub section: String,
+    pub kind: String,
+    pub text: String,
+}
+
+/// One search result: cosine similarity for vector search, the engine's rank for keyword search
+/// (higher is better in both).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub chunk: RetrievedChunk,
+    pub score: f64,
+}
+
+/// The plan and timing of one search, for `search --explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchPlan {
+    pub search: &'static str,
+    pub milliseconds: f64,
+    pub plan: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct StoreStatus {
     pub backend: &'static str,
@@ -128,6 +154,33 @@ pub trait ChunkStore: Send + Sync {
 
     /// Drops everything the agent stored (tables included), for a rebuild.
     async fn reset(&self) -> Result<(), StoreError>;
+
+    /// The `limit` chunks nearest to `embedding` (cosine) among those visible with
+    /// `permissions`; the filter is part of the query.
+    async fn vector_search(
+        &self,
+        embedding: &[f32],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError>;
+
+    /// The `limit` best full-text matches for `terms` (see `retrieval::query`) among the chunks
+    /// visible with `permissions`; the filter is part of the query. No terms, no hits.
+    async fn keyword_search(
+        &self,
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError>;
+
+    /// Plans and timings of both searches, run as `vector_search` and `keyword_search` would.
+    async fn explain_search(
+        &self,
+        embedding: &[f32],
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<SearchPlan>, StoreError>;
 }
 
 /// Opens the configured store (creating the SQLite file and its folder when needed).

@@ -7,18 +7,48 @@
 
 use super::migrations::{self, POSTGRES};
 use super::{
-    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument,
-    WriteOutcome, SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, SearchPlan, StoreError,
+    StoreStatus, StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use crate::config::redact;
+use crate::retrieval::query::websearch_query;
 use async_trait::async_trait;
+use sqlx::postgres::PgRow;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Executor, Postgres, Row, Transaction};
 use std::time::Duration;
+use std::time::Instant;
 
 /// Arbitrary constant naming this project's writer lock (`pg_advisory_xact_lock`).
 const WRITE_LOCK: i64 = 0x6376_6167_656e_7401;
 const MIGRATE_LOCK: i64 = 0x6376_6167_656e_7402;
+
+/// Nearest chunks among the visible ones. The inner query is what the HNSW index serves (with
+/// iterative scans, so a narrow permission filter still fills the limit); the outer one re-sorts
+/// (iterative scans return in relaxed order) and joins the text and source.
+const VECTOR_SQL: &str = "
+WITH hits AS MATERIALIZED (
+    SELECT c.id, c.document_id, c.embedding <=> $1::vector AS distance
+    FROM chunks c
+    WHERE c.permissions = '{}' OR c.permissions && $2::text[]
+    ORDER BY c.embedding <=> $1::vector
+    LIMIT $3)
+SELECT c.chunk_id, d.source, c.section, c.kind, c.text, 1 - h.distance AS score
+FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
+ORDER BY h.distance, c.chunk_id";
+
+/// Full-text matches among the visible chunks, ranked by cover density.
+const KEYWORD_SQL: &str = "
+WITH q AS (SELECT websearch_to_tsquery('english', $1) AS query),
+hits AS MATERIALIZED (
+    SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.query) AS rank
+    FROM chunks c, q
+    WHERE c.tsv @@ q.query AND (c.permissions = '{}' OR c.permissions && $2::text[])
+    ORDER BY rank DESC, c.id
+    LIMIT $3)
+SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank::float8 AS score
+FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
+ORDER BY h.rank DESC, h.id";
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -250,6 +280,118 @@ impl ChunkStore for PostgresStore {
             .await?;
         Ok(())
     }
+
+    async fn vector_search(
+        &self,
+        embedding: &[f32],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        prepare_vector_scan(&mut tx, limit).await?;
+        let rows = sqlx::query(VECTOR_SQL)
+            .bind(vector_literal(embedding))
+            .bind(permissions)
+            .bind(limit as i64)
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
+    }
+
+    async fn keyword_search(
+        &self,
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(KEYWORD_SQL)
+            .bind(websearch_query(terms))
+            .bind(permissions)
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
+    }
+
+    async fn explain_search(
+        &self,
+        embedding: &[f32],
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<SearchPlan>, StoreError> {
+        let started = Instant::now();
+        self.vector_search(embedding, permissions, limit).await?;
+        let vector_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let started = Instant::now();
+        self.keyword_search(terms, permissions, limit).await?;
+        let keyword_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        let mut tx = self.pool.begin().await?;
+        prepare_vector_scan(&mut tx, limit).await?;
+        let explain = |sql: &str| format!("EXPLAIN (ANALYZE, FORMAT TEXT) {sql}");
+        let vector_plan: Vec<String> = sqlx::query_scalar(&explain(VECTOR_SQL))
+            .bind(vector_literal(embedding))
+            .bind(permissions)
+            .bind(limit as i64)
+            .fetch_all(&mut *tx)
+            .await?;
+        let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(KEYWORD_SQL))
+            .bind(websearch_query(terms))
+            .bind(permissions)
+            .bind(limit as i64)
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.rollback().await?;
+        Ok(vec![
+            SearchPlan {
+                search: "vector",
+                milliseconds: vector_ms,
+                plan: vector_plan.join("\n"),
+            },
+            SearchPlan {
+                search: "keyword",
+                milliseconds: keyword_ms,
+                plan: keyword_plan.join("\n"),
+            },
+        ])
+    }
+}
+
+fn hit(row: PgRow) -> Result<Hit, sqlx::Error> {
+    Ok(Hit {
+        chunk: RetrievedChunk {
+            chunk_id: row.try_get("chunk_id")?,
+            source: row.try_get("source")?,
+            section: row.try_get("section")?,
+            kind: row.try_get("kind")?,
+            text: row.try_get("text")?,
+        },
+        score: row.try_get("score")?,
+    })
+}
+
+/// Turns on pgvector's iterative index scans for this transaction.
+async fn prepare_vector_scan(
+    tx: &mut Transaction<'_, Postgres>,
+    limit: usize,
+) -> Result<(), sqlx::Error> {
+    (&mut **tx)
+        .execute(sqlx::raw_sql(
+            "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        ))
+        .await?;
+    (&mut **tx)
+        .execute(sqlx::raw_sql(&format!(
+            "SET LOCAL hnsw.ef_search = {}",
+            limit.clamp(40, 1000)
+        )))
+        .await?;
+    Ok(())
 }
 
 async fn insert_document(

@@ -7,16 +7,94 @@
 
 use super::migrations::{self, SQLITE};
 use super::{
-    check_embedding, ChunkStore, NewDocument, StoreError, StoreStatus, StoredDocument,
-    WriteOutcome, SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, SearchPlan, StoreError,
+    StoreStatus, StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
+use crate::retrieval::query::fts5_query;
 use async_trait::async_trait;
+use futures::TryStreamExt;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{Executor, Row, Sqlite, Transaction};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 use std::path::Path;
 use std::time::Duration;
+use std::time::Instant;
+
+/// The permission filter, shared by both searches: `?1` is a JSON array of the caller's
+/// effective permissions.
+const VISIBLE: &str = "(c.permissions = '[]' OR EXISTS (
+    SELECT 1 FROM chunk_permissions p
+    WHERE p.chunk_id = c.id AND p.permission IN (SELECT value FROM json_each(?1))))";
+
+/// Exact vector search streams the visible vectors and keeps the best in a heap.
+fn vector_scan_sql() -> String {
+    format!("SELECT c.id, c.embedding FROM chunks c WHERE {VISIBLE}")
+}
+
+/// The winners' text, fetched by id with the filter applied again.
+fn fetch_sql() -> String {
+    format!(
+        "SELECT c.id, c.chunk_id, d.source, c.section, c.kind, c.text
+         FROM chunks c JOIN documents d ON d.id = c.document_id
+         WHERE c.id IN (SELECT value FROM json_each(?2)) AND {VISIBLE}"
+    )
+}
+
+/// FTS5 with BM25 (section weighted twice the text); bm25 is lower-is-better, so it is negated.
+fn keyword_sql() -> String {
+    format!(
+        "SELECT c.chunk_id, d.source, c.section, c.kind, c.text, -bm25(chunks_fts, 2.0, 1.0) AS score
+         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.document_id
+         WHERE chunks_fts MATCH ?2 AND {VISIBLE}
+         ORDER BY bm25(chunks_fts, 2.0, 1.0), c.id
+         LIMIT ?3"
+    )
+}
+
+/// A candidate in the bounded heap: the heap keeps the worst on top to evict it.
+struct Candidate {
+    score: f32,
+    id: i64,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: a higher score is "smaller", so the heap's top is the weakest candidate.
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.id.cmp(&other.id))
+    }
+}
+
+fn cosine(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
+    let mut dot = 0f32;
+    let mut norm = 0f32;
+    for (q, bytes) in query.iter().zip(blob.chunks_exact(4)) {
+        let v = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        dot += q * v;
+        norm += v * v;
+    }
+    if norm == 0.0 || query_norm == 0.0 {
+        0.0
+    } else {
+        dot / (norm.sqrt() * query_norm)
+    }
+}
 
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -257,6 +335,140 @@ impl ChunkStore for SqliteStore {
             .await?;
         Ok(())
     }
+
+    async fn vector_search(
+        &self,
+        embedding: &[f32],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let allowed = serde_json::to_string(permissions).expect("strings serialize");
+        let query_norm = embedding.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(limit + 1);
+        let scan = vector_scan_sql();
+        let mut rows = sqlx::query(&scan).bind(&allowed).fetch(&self.pool);
+        while let Some(row) = rows.try_next().await? {
+            let blob: &[u8] = row.try_get(1)?;
+            let score = cosine(embedding, query_norm, blob);
+            best.push(Candidate {
+                score,
+                id: row.try_get(0)?,
+            });
+            if best.len() > limit {
+                best.pop();
+            }
+        }
+        drop(rows);
+        let winners = best.into_sorted_vec();
+        let ids: Vec<i64> = winners.iter().map(|c| c.id).collect();
+        let fetch = fetch_sql();
+        let fetched = sqlx::query(&fetch)
+            .bind(&allowed)
+            .bind(serde_json::to_string(&ids).expect("ids serialize"))
+            .fetch_all(&self.pool)
+            .await?;
+        let mut by_id = std::collections::HashMap::new();
+        for row in fetched {
+            let id: i64 = row.try_get("id")?;
+            by_id.insert(id, chunk_of(&row)?);
+        }
+        Ok(winners
+            .into_iter()
+            .filter_map(|c| {
+                by_id.remove(&c.id).map(|chunk| Hit {
+                    chunk,
+                    score: f64::from(c.score),
+                })
+            })
+            .collect())
+    }
+
+    async fn keyword_search(
+        &self,
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = keyword_sql();
+        let rows = sqlx::query(&sql)
+            .bind(serde_json::to_string(permissions).expect("strings serialize"))
+            .bind(fts5_query(terms))
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Hit {
+                    chunk: chunk_of(row)?,
+                    score: row.try_get("score")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn explain_search(
+        &self,
+        embedding: &[f32],
+        terms: &[String],
+        permissions: &[String],
+        limit: usize,
+    ) -> Result<Vec<SearchPlan>, StoreError> {
+        let started = Instant::now();
+        self.vector_search(embedding, permissions, limit).await?;
+        let vector_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let started = Instant::now();
+        self.keyword_search(terms, permissions, limit).await?;
+        let keyword_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let allowed = serde_json::to_string(permissions).expect("strings serialize");
+        let vector_plan = self.query_plan(&vector_scan_sql(), &[&allowed]).await?;
+        let keyword_plan = self
+            .query_plan(
+                &keyword_sql(),
+                &[&allowed, &fts5_query(terms), &limit.to_string()],
+            )
+            .await?;
+        Ok(vec![
+            SearchPlan {
+                search: "vector (exact scan)",
+                milliseconds: vector_ms,
+                plan: vector_plan,
+            },
+            SearchPlan {
+                search: "keyword (FTS5)",
+                milliseconds: keyword_ms,
+                plan: keyword_plan,
+            },
+        ])
+    }
+}
+
+impl SqliteStore {
+    async fn query_plan(&self, sql: &str, binds: &[&str]) -> Result<String, StoreError> {
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut query = sqlx::query(&explain);
+        for value in binds {
+            query = query.bind(*value);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        let details: Result<Vec<String>, sqlx::Error> = rows
+            .iter()
+            .map(|r| r.try_get::<String, _>("detail"))
+            .collect();
+        Ok(details?.join("\n"))
+    }
+}
+
+fn chunk_of(row: &sqlx::sqlite::SqliteRow) -> Result<RetrievedChunk, sqlx::Error> {
+    Ok(RetrievedChunk {
+        chunk_id: row.try_get("chunk_id")?,
+        source: row.try_get("source")?,
+        section: row.try_get("section")?,
+        kind: row.try_get("kind")?,
+        text: row.try_get("text")?,
+    })
 }
 
 async fn insert_document(

@@ -1,0 +1,61 @@
+//! `search "QUERY"`: hybrid retrieval only, no LLM, as a given caller.
+
+use super::{identity, render};
+use anyhow::Result;
+use clap::Args;
+use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
+use crowdvision_agent::retrieval::{embed, rerank, store};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The question or keywords.
+    query: String,
+    /// How many results (default TOP_K_FINAL, at most 50).
+    #[arg(long, short = 'k')]
+    top_k: Option<usize>,
+    /// Print the results as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also print the plans and timings of the vector and keyword searches.
+    #[arg(long)]
+    explain: bool,
+}
+
+pub async fn run(config: Config, claims: Option<PathBuf>, args: SearchArgs) -> Result<ExitCode> {
+    let user = identity::resolve(claims.as_deref(), &config)?;
+    let retriever = Retriever {
+        store: store::open(&config.store.location).await?,
+        embedder: embed::from_config(&config.embedding),
+        reranker: rerank::from_config(&config.retrieval.reranker),
+        settings: config.retrieval.clone(),
+    };
+    retriever.check_store().await?;
+    let results = retriever
+        .search(&args.query, &user, args.top_k, SearchMode::Hybrid)
+        .await?;
+    let plans = if args.explain {
+        Some(
+            retriever
+                .explain(&args.query, &user, results.len().max(1))
+                .await?,
+        )
+    } else {
+        None
+    };
+    if args.json {
+        let body = serde_json::json!({ "results": results, "explain": plans });
+        println!("{}", serde_json::to_string_pretty(&body)?);
+    } else {
+        println!("{}", render::search_table(&results));
+        for plan in plans.iter().flatten() {
+            println!(
+                "\n{} search: {:.2} ms\n{}",
+                plan.search, plan.milliseconds, plan.plan
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,189 @@
+//! Hybrid retrieval: the one function behind the `search_docs` tool, the `search` command and
+//! the benchmarks.
+//!
+//! question → embed → vector search and keyword search, concurrently, each filtered by the
+//! caller's effective permissions inside the store's SQL → Reciprocal Rank Fusion → reranker →
+//! the best `top_k`. Every result keeps its vector rank, keyword rank, fused score and, with a
+//! scoring reranker, its relevance.
+
+use super::embed::{EmbedError, Embedder};
+use super::query::keyword_terms;
+use super::rerank::{RerankError, Reranker};
+use super::rrf::fuse;
+use super::store::{check_embedding, ChunkStore, Hit, RetrievedChunk, SearchPlan, StoreError};
+use crate::auth::AuthUser;
+use crate::config::{RerankerConfig, RetrievalConfig};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The largest `top_k` a request may ask for.
+pub const MAX_TOP_K: usize = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("embedding the question failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error("reranking failed: {0}")]
+    Rerank(#[from] RerankError),
+}
+
+/// Which lists feed the fusion: both (the default), or one alone for measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    Hybrid,
+    VectorOnly,
+    KeywordOnly,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    #[serde(flatten)]
+    pub chunk: RetrievedChunk,
+    pub vector_rank: Option<usize>,
+    pub keyword_rank: Option<usize>,
+    pub fused_score: f64,
+    pub relevance: Option<f64>,
+}
+
+pub struct Retriever {
+    pub store: Arc<dyn ChunkStore>,
+    pub embedder: Arc<dyn Embedder>,
+    pub reranker: Arc<dyn Reranker>,
+    pub settings: RetrievalConfig,
+}
+
+impl Retriever {
+    /// Refuses a store built with another embedding model or dimension: its vectors could not be
+    /// compared with the question's.
+    pub async fn check_store(&self) -> Result<(), SearchError> {
+        let status = self.store.status().await?;
+        if !status.pending_migrations.is_empty() {
+            return Err(StoreError::NotMigrated.into());
+        }
+        check_embedding(
+            status.embedding_model,
+            status.embedding_dim,
+            self.embedder.model(),
+            self.embedder.dim(),
+        )?;
+        Ok(())
+    }
+
+    /// `top_k` defaults to `TOP_K_FINAL` and is held within 1..=[`MAX_TOP_K`].
+    pub async fn search(
+        &self,
+        question: &str,
+        user: &AuthUser,
+        top_k: Option<usize>,
+        mode: SearchMode,
+    ) -> Result<Vec<SearchResult>, SearchError> {
+        let top_k = top_k
+            .unwrap_or(self.settings.top_k_final)
+            .clamp(1, MAX_TOP_K);
+        let permissions = user.effective_permissions();
+        let terms = keyword_terms(question);
+        let vector = async {
+            if mode == SearchMode::KeywordOnly {
+                return Ok::<_, SearchError>(Vec::new());
+            }
+            let embedding = self.embed(question).await?;
+            let limit = self.settings.top_k_vector.max(top_k);
+            Ok(self
+                .store
+                .vector_search(&embedding, &permissions, limit)
+                .await?)
+        };
+        let keyword = async {
+            if mode == SearchMode::VectorOnly {
+                return Ok::<_, SearchError>(Vec::new());
+            }
+            let limit = self.settings.top_k_keyword.max(top_k);
+            Ok(self
+                .store
+                .keyword_search(&terms, &permissions, limit)
+                .await?)
+        };
+        let (vector, keyword) = tokio::try_join!(vector, keyword)?;
+        let candidates = fused_candidates(vector, keyword, self.settings.rrf_k);
+        self.rerank(question, candidates, top_k).await
+    }
+
+    /// Plans and timings of both searches for the caller, as `search` runs them.
+    pub async fn explain(
+        &self,
+        question: &str,
+        user: &AuthUser,
+        top_k: usize,
+    ) -> Result<Vec<SearchPlan>, SearchError> {
+        let embedding = self.embed(question).await?;
+        let limit = self.settings.top_k_vector.max(top_k);
+        Ok(self
+            .store
+            .explain_search(
+                &embedding,
+                &keyword_terms(question),
+                &user.effective_permissions(),
+                limit,
+            )
+            .await?)
+    }
+
+    async fn embed(&self, question: &str) -> Result<Vec<f32>, SearchError> {
+        let mut vectors = self.embedder.embed(&[question.to_string()]).await?;
+        Ok(vectors.pop().unwrap_or_default())
+    }
+
+    async fn rerank(
+        &self,
+        question: &str,
+        candidates: Vec<SearchResult>,
+        top_k: usize,
+    ) -> Result<Vec<SearchResult>, SearchError> {
+        let texts: Vec<String> = candidates.iter().map(|c| c.chunk.text.clone()).collect();
+        let ranked = self.reranker.rerank(question, &texts, top_k).await?;
+        let min_score = match &self.settings.reranker {
+            RerankerConfig::Api { min_score, .. } => *min_score,
+            RerankerConfig::Noop => None,
+        };
+        let mut slots: Vec<Option<SearchResult>> = candidates.into_iter().map(Some).collect();
+        Ok(ranked
+            .into_iter()
+            .filter(|r| match (min_score, r.relevance) {
+                (Some(min), Some(score)) => score >= min,
+                _ => true,
+            })
+            .filter_map(|r| {
+                let mut result = slots.get_mut(r.index)?.take()?;
+                result.relevance = r.relevance;
+                Some(result)
+            })
+            .collect())
+    }
+}
+
+/// Both hit lists fused by rank, each result carrying its ranks and fused score.
+fn fused_candidates(vector: Vec<Hit>, keyword: Vec<Hit>, rrf_k: u32) -> Vec<SearchResult> {
+    let vector_ids: Vec<String> = vector.iter().map(|h| h.chunk.chunk_id.clone()).collect();
+    let keyword_ids: Vec<String> = keyword.iter().map(|h| h.chunk.chunk_id.clone()).collect();
+    let mut chunks: HashMap<String, RetrievedChunk> = HashMap::new();
+    for hit in vector.into_iter().chain(keyword) {
+        chunks
+            .entry(hit.chunk.chunk_id.clone())
+            .or_insert(hit.chunk);
+    }
+    fuse(&vector_ids, &keyword_ids, rrf_k)
+        .into_iter()
+        .filter_map(|f| {
+            Some(SearchResult {
+                chunk: chunks.remove(&f.id)?,
+                vector_rank: f.vector_rank,
+                keyword_rank: f.keyword_rank,
+                fused_score: f.score,
+                relevance: None,
+            })
+        })
+        .collect()
+}
