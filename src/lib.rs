@@ -4,11 +4,13 @@
 //! Module map (see `ARCHITECTURE.md` for the invariants):
 //! - [`config`]: every setting, validated once at load.
 //! - [`auth`]: the role hierarchy (and, later, the caller's identity).
-//! - [`retrieval`]: the chunker, the embedder port, the store port, ingest.
+//! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
+//! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
 
 pub mod auth;
+pub mod citations;
 pub mod config;
 pub mod retrieval;

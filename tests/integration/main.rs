@@ -9,5 +9,6 @@ mod cli;
 mod corpus;
 mod embed;
 mod ingest;
+mod search;
 mod store;
 mod util;

@@ -380,20 +380,6 @@ fn content_of(line: &str) -> (usize, &str) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delimiter_rows_are_compacted_with_alignment() {
-        assert_eq!(
-            compact_delimiter("|:-------|------:|:----:|\n"),
-            "|:---|---:|:---:|\n"
-        );
-        assert_eq!(compact_delimiter("  | --- | --- |"), "  |---|---|\n");
-    }
-}
-
 /// Greedily packs consecutive units (adjacent ranges of `parent`) into pieces of at most
 /// `limit`; a unit larger than the limit is cut between words, and a single word larger than
 /// the limit stands alone rather than being cut inside.
@@ -505,4 +491,18 @@ pub(super) fn fence_open_at_end(text: &str) -> Option<String> {
     text.split_inclusive('\n')
         .fold(None, track_fence)
         .map(|fence| fence.closer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiter_rows_are_compacted_with_alignment() {
+        assert_eq!(
+            compact_delimiter("|:-------|------:|:----:|\n"),
+            "|:---|---:|:---:|\n"
+        );
+        assert_eq!(compact_delimiter("  | --- | --- |"), "  |---|---|\n");
+    }
 }

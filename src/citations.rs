@@ -1,0 +1,298 @@
+//! Citations in an answer: `[^<chunk-id>]` markers checked against the chunks actually returned
+//! while producing that answer. Pure: nothing here looks anything up in a store, so an invented
+//! marker can never be used to probe for chunks the caller may not see.
+//!
+//! Known markers become [`Citation`]s (first appearance first, one per chunk); unknown ones are
+//! reported as hallucinated and removed from the displayed answer together with the space before
+//! them, so that `400 ppm [^bad].` reads `400 ppm.`. Text inside code spans and fenced code
+//! blocks is never read as a marker and never changed.
+
+use serde::Serialize;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Longest id read as a marker; anything longer is ordinary text.
+const MAX_ID_CHARS: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Citation {
+    pub marker: String,
+    pub chunk_id: String,
+    pub source: String,
+    pub section: String,
+}
+
+/// Where a returned chunk came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkOrigin {
+    pub source: String,
+    pub section: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckedAnswer {
+    /// The answer with hallucinated markers removed.
+    pub answer: String,
+    pub citations: Vec<Citation>,
+    /// Ids of markers that matched no returned chunk, once each, in order.
+    pub hallucinated: Vec<String>,
+}
+
+/// Checks every marker of `answer` against `returned` (chunk id → origin).
+pub fn check(answer: &str, returned: &HashMap<String, ChunkOrigin>) -> CheckedAnswer {
+    let mut citations: Vec<Citation> = Vec::new();
+    let mut hallucinated: Vec<String> = Vec::new();
+    let mut cleaned = String::with_capacity(answer.len());
+    let mut copied_to = 0;
+    for (range, id) in markers(answer) {
+        match returned.get(id) {
+            Some(origin) => {
+                if !citations.iter().any(|c| c.chunk_id == id) {
+                    citations.push(Citation {
+                        marker: answer[range].to_string(),
+                        chunk_id: id.to_string(),
+                        source: origin.source.clone(),
+                        section: origin.section.clone(),
+                    });
+                }
+            }
+            None => {
+                if !hallucinated.iter().any(|h| h == id) {
+                    hallucinated.push(id.to_string());
+                }
+                cleaned.push_str(&answer[copied_to..range.start]);
+                let next = answer[range.end..].chars().next();
+                if next.is_none_or(|c| c.is_whitespace() || is_closing_punctuation(c)) {
+                    // Drop the blank before the marker too: "ppm [^x]." → "ppm."
+                    let trimmed = cleaned.trim_end_matches([' ', '\t']).len();
+                    cleaned.truncate(trimmed);
+                }
+                copied_to = range.end;
+            }
+        }
+    }
+    cleaned.push_str(&answer[copied_to..]);
+    CheckedAnswer {
+        answer: cleaned,
+        citations,
+        hallucinated,
+    }
+}
+
+fn is_closing_punctuation(c: char) -> bool {
+    matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']')
+}
+
+/// Every marker outside code: its byte range and id.
+pub fn markers(text: &str) -> Vec<(Range<usize>, &str)> {
+    let mut found = Vec::new();
+    let mut offset = 0;
+    let mut fence: Option<(u8, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let line_start = offset;
+        offset += line.len();
+        if let Some(run) = fence_run(line) {
+            match fence {
+                None => fence = Some(run),
+                Some((marker, len))
+                    if run.0 == marker && run.1 >= len && line.trim()[run.1..].is_empty() =>
+                {
+                    fence = None
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_none() {
+            scan_line(line, line_start, &mut found);
+        }
+    }
+    found
+}
+
+/// A fence opener or closer: up to three spaces, then three or more backticks or tildes.
+fn fence_run(line: &str) -> Option<(u8, usize)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let marker = *trimmed.as_bytes().first()?;
+    if marker != b'`' && marker != b'~' {
+        return None;
+    }
+    let run = trimmed.bytes().take_while(|b| *b == marker).count();
+    (run >= 3).then_some((marker, run))
+}
+
+/// Markers in one line, skipping inline code spans (a run of backticks up to the next run of
+/// the same length).
+fn scan_line<'a>(line: &'a str, line_start: usize, found: &mut Vec<(Range<usize>, &'a str)>) {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            let closing = find_backtick_run(&bytes[i + run..], run);
+            i += run + closing.map_or(0, |at| at + run);
+            continue;
+        }
+        if bytes[i..].starts_with(b"[^") {
+            let id_start = i + 2;
+            let id_len = bytes[id_start..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-' || **b == b'_')
+                .count();
+            let end = id_start + id_len;
+            if id_len > 0 && id_len <= MAX_ID_CHARS && bytes.get(end) == Some(&b']') {
+                found.push((line_start + i..line_start + end + 1, &line[id_start..end]));
+                i = end + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Offset of the next run of exactly `len` backticks.
+fn find_backtick_run(bytes: &[u8], len: usize) -> Option<usize> {
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn returned(ids: &[&str]) -> HashMap<String, ChunkOrigin> {
+        ids.iter()
+            .map(|id| {
+                (
+                    id.to_string(),
+                    ChunkOrigin {
+                        source: format!("user/{id}.md"),
+                        section: "Sensors > CO2".into(),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn valid_markers_are_kept_and_resolved() {
+        let answer = "CO2 is measured in ppm [^a1b2c3d4e5f6]. Rooms have sensors[^0000aaaa1111] [^a1b2c3d4e5f6].";
+        let checked = check(answer, &returned(&["a1b2c3d4e5f6", "0000aaaa1111"]));
+        assert_eq!(checked.answer, answer);
+        assert!(checked.hallucinated.is_empty());
+        assert_eq!(checked.citations.len(), 2);
+        assert_eq!(checked.citations[0].marker, "[^a1b2c3d4e5f6]");
+        assert_eq!(checked.citations[0].source, "user/a1b2c3d4e5f6.md");
+    }
+
+    #[test]
+    fn invented_markers_are_listed_and_stripped_cleanly() {
+        let cases = [
+            ("400 ppm [^fake].", "400 ppm."),
+            ("400 ppm[^fake], then", "400 ppm, then"),
+            ("A [^fake] b", "A b"),
+            ("A[^fake]b", "Ab"),
+            ("End [^fake]", "End"),
+            ("(see [^fake])", "(see)"),
+            ("x [^fake] [^fake2].", "x."),
+        ];
+        for (answer, expected) in cases {
+            let checked = check(answer, &returned(&[]));
+            assert_eq!(checked.answer, expected, "{answer}");
+            assert!(!checked.hallucinated.is_empty());
+        }
+        let checked = check("a [^x] b [^x] c [^y]", &returned(&[]));
+        assert_eq!(checked.hallucinated, ["x", "y"]);
+    }
+
+    #[test]
+    fn code_that_looks_like_markers_is_left_alone() {
+        let answer = "Use `[^abc]` in a regex.\n\n```\nlet re = \"[^abc]\";\n```\nDone [^abc].";
+        let checked = check(answer, &returned(&[]));
+        assert_eq!(
+            checked.answer,
+            "Use `[^abc]` in a regex.\n\n```\nlet re = \"[^abc]\";\n```\nDone."
+        );
+        assert_eq!(checked.hallucinated, ["abc"]);
+    }
+
+    #[test]
+    fn things_that_are_not_markers() {
+        for text in ["[^]", "[^ a]", "[^a b]", "[ ^a]", "x^[a]", "[^ünïcode]"] {
+            assert!(markers(text).is_empty(), "{text}");
+        }
+        assert!(markers(&format!("[^{}]", "a".repeat(65))).is_empty());
+    }
+
+    fn word() -> impl Strategy<Value = String> {
+        "[a-zA-Z0-9]{1,8}"
+    }
+
+    fn piece() -> impl Strategy<Value = (String, Option<bool>)> {
+        prop_oneof![
+            word().prop_map(|w| (w, None)),
+            Just((".".to_string(), None)),
+            Just((",".to_string(), None)),
+            Just(("`[^zz]`".to_string(), None)),
+            "[a-f0-9]{12}".prop_map(|id| (format!("[^{id}]"), Some(true))),
+            "[g-z]{4,12}".prop_map(|id| (format!("[^{id}]"), Some(false))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn markers_are_kept_or_stripped_and_words_survive(pieces in prop::collection::vec(piece(), 0..30)) {
+            let answer = pieces.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" ");
+            let valid: Vec<String> = pieces.iter().filter(|(_, v)| *v == Some(true)).map(|(p, _)| p[2..p.len() - 1].to_string()).collect();
+            let refs: Vec<&str> = valid.iter().map(String::as_str).collect();
+            let checked = check(&answer, &returned(&refs));
+            // every valid marker is still there, every invented one is gone
+            for (p, v) in &pieces {
+                match v {
+                    Some(true) => prop_assert!(checked.answer.contains(p.as_str())),
+                    Some(false) => prop_assert!(!checked.answer.replace("`[^zz]`", "").contains(p.as_str())),
+                    None => {}
+                }
+            }
+            // the words, punctuation and code spans keep their order
+            let tokens = |text: &str| -> Vec<String> {
+                let mut out = Vec::new();
+                for token in text.split_whitespace() {
+                    let core = token.trim_end_matches(['.', ',']);
+                    if !core.is_empty() {
+                        out.push(core.to_string());
+                    }
+                    out.extend(token[core.len()..].chars().map(|c| c.to_string()));
+                }
+                out
+            };
+            let mut without_valid = checked.answer.clone();
+            for id in &valid {
+                without_valid = without_valid.replace(&format!("[^{id}]"), " ");
+            }
+            let expected: Vec<String> = pieces.iter().filter(|(_, v)| v.is_none()).map(|(p, _)| p.clone()).collect();
+            prop_assert_eq!(tokens(&without_valid), expected);
+            prop_assert_eq!(checked.citations.len(), { let mut v = valid.clone(); v.sort(); v.dedup(); v.len() });
+        }
+
+        #[test]
+        fn an_answer_without_invented_markers_is_unchanged(text in "[a-zA-Z .,`\\n]{0,200}") {
+            prop_assert_eq!(check(&text, &returned(&[])).answer, text);
+        }
+    }
+}
