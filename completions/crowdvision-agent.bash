@@ -134,13 +134,17 @@ _crowdvision__agent() {
 
     case "${cmd}" in
         crowdvision__agent)
-            opts="-h -V --config --help --version ingest chunk search ask chat eval serve tools sim db completions man help"
+            opts="-h -V --config --claims --help --version ingest chunk search ask chat eval serve tools sim db completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -152,13 +156,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__ask)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -170,13 +178,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__chat)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -188,7 +200,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__chunk)
-            opts="-h -V --json --unit --target --max --config --help --version"
+            opts="-h -V --json --unit --target --max --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -210,6 +222,10 @@ _crowdvision__agent() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -218,13 +234,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__completions)
-            opts="-h -V --config --help --version bash zsh fish elvish powershell"
+            opts="-h -V --config --claims --help --version bash zsh fish elvish powershell"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -236,13 +256,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__db)
-            opts="-h -V --config --help --version migrate status reset help"
+            opts="-h -V --config --claims --help --version migrate status reset help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -324,13 +348,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__db__subcmd__migrate)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -342,13 +370,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__db__subcmd__reset)
-            opts="-h -V --yes --config --help --version"
+            opts="-h -V --yes --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -360,13 +392,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__db__subcmd__status)
-            opts="-h -V --json --config --help --version"
+            opts="-h -V --json --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -378,13 +414,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__eval)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -634,13 +674,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__ingest)
-            opts="-h -V --prune --dry-run --require-permissions --json --config --help --version"
+            opts="-h -V --prune --dry-run --require-permissions --json --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -652,13 +696,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__man)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -670,13 +718,25 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__search)
-            opts="-h -V --config --help --version"
+            opts="-k -h -V --top-k --json --explain --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --top-k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -688,13 +748,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__serve)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -706,13 +770,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__sim)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -724,13 +792,17 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__tools)
-            opts="-h -V --config --help --version"
+            opts="-h -V --config --claims --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -16,6 +16,7 @@ _crowdvision-agent() {
     local context curcontext="$curcontext" state line
     _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -32,6 +33,7 @@ _crowdvision-agent() {
             (ingest)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--prune[Delete stored documents whose sources were not found under the given paths]' \
 '--dry-run[Print what would change, per source, without writing]' \
 '--require-permissions[Refuse documents that declare no permissions (also REQUIRE_PERMISSIONS=true)]' \
@@ -49,6 +51,7 @@ _arguments "${_arguments_options[@]}" : \
 '--target=[Override CHUNK_TARGET]:TARGET:_default' \
 '--max=[Override CHUNK_MAX]:MAX:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--json[One JSON object a line\: source, ordinal, section, kind, tokens, text]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -59,17 +62,23 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (search)
 _arguments "${_arguments_options[@]}" : \
+'-k+[How many results (default TOP_K_FINAL, at most 50)]:TOP_K:_default' \
+'--top-k=[How many results (default TOP_K_FINAL, at most 50)]:TOP_K:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--json[Print the results as JSON]' \
+'--explain[Also print the plans and timings of the vector and keyword searches]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
+':query -- The question or keywords:_default' \
 && ret=0
 ;;
 (ask)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -80,6 +89,7 @@ _arguments "${_arguments_options[@]}" : \
 (chat)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -90,6 +100,7 @@ _arguments "${_arguments_options[@]}" : \
 (eval)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -100,6 +111,7 @@ _arguments "${_arguments_options[@]}" : \
 (serve)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -110,6 +122,7 @@ _arguments "${_arguments_options[@]}" : \
 (tools)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -120,6 +133,7 @@ _arguments "${_arguments_options[@]}" : \
 (sim)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -130,6 +144,7 @@ _arguments "${_arguments_options[@]}" : \
 (db)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -147,6 +162,7 @@ _arguments "${_arguments_options[@]}" : \
             (migrate)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -156,6 +172,7 @@ _arguments "${_arguments_options[@]}" : \
 (status)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--json[]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -166,6 +183,7 @@ _arguments "${_arguments_options[@]}" : \
 (reset)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--yes[Confirm\: the knowledge base is deleted]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -212,6 +230,7 @@ esac
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -222,6 +241,7 @@ _arguments "${_arguments_options[@]}" : \
 (man)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
