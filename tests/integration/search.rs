@@ -373,3 +373,25 @@ fn search_command_acts_as_the_given_claims() {
         stdout(&explained)
     );
 }
+
+#[test]
+fn the_retrieval_dataset_names_real_pages() {
+    let root = crate::util::repo_root();
+    let text = std::fs::read_to_string(root.join("datasets/retrieval.yaml")).unwrap();
+    let dataset: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let questions = dataset["questions"].as_sequence().unwrap();
+    assert!(questions.len() >= 40, "{} questions", questions.len());
+    for q in questions {
+        assert!(!q["question"].as_str().unwrap().is_empty());
+        for source in q["sources"].as_sequence().unwrap() {
+            let path = root.join("documentation").join(source.as_str().unwrap());
+            assert!(path.is_file(), "{} is not a page", path.display());
+        }
+    }
+    let pages = walkdir::WalkDir::new(root.join("documentation"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .count();
+    assert!(pages >= 25, "{pages} pages");
+}

@@ -155,6 +155,9 @@ pub trait ChunkStore: Send + Sync {
     /// Drops everything the agent stored (tables included), for a rebuild.
     async fn reset(&self) -> Result<(), StoreError>;
 
+    /// Refreshes planner statistics after a batch of writes (the keyword search reads them).
+    async fn optimize(&self) -> Result<(), StoreError>;
+
     /// The `limit` chunks nearest to `embedding` (cosine) among those visible with
     /// `permissions`; the filter is part of the query.
     async fn vector_search(

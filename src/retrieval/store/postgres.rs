@@ -11,7 +11,6 @@ use super::{
     StoreStatus, StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use crate::config::redact;
-use crate::retrieval::query::websearch_query;
 use async_trait::async_trait;
 use sqlx::postgres::PgRow;
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -26,7 +25,7 @@ const MIGRATE_LOCK: i64 = 0x6376_6167_656e_7402;
 /// Nearest chunks among the visible ones. The inner query is what the HNSW index serves (with
 /// iterative scans, so a narrow permission filter still fills the limit); the outer one re-sorts
 /// (iterative scans return in relaxed order) and joins the text and source.
-const VECTOR_SQL: &str = "
+pub const VECTOR_SQL: &str = "
 WITH hits AS MATERIALIZED (
     SELECT c.id, c.document_id, c.embedding <=> $1::vector AS distance
     FROM chunks c
@@ -37,18 +36,43 @@ SELECT c.chunk_id, d.source, c.section, c.kind, c.text, 1 - h.distance AS score
 FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
 ORDER BY h.distance, c.chunk_id";
 
-/// Full-text matches among the visible chunks, ranked by cover density.
-const KEYWORD_SQL: &str = "
-WITH q AS (SELECT websearch_to_tsquery('english', $1) AS query),
+/// Full-text matches among the visible chunks, ranked by cover density over all the terms.
+///
+/// Which rows are ranked is decided by the terms that are rare in this corpus: a term whose
+/// lexeme the planner's statistics list in more than `$4` of chunks (a corpus-specific stop
+/// word, such as "server" in server documentation) still counts in the rank but does not select
+/// rows, so an `or` query does not rank half the table. When every term is common, all of them
+/// must match instead. Without statistics (a table never analysed) every term selects.
+pub const KEYWORD_SQL: &str = "
+WITH common AS MATERIALIZED (
+    SELECT e.lexeme
+    FROM pg_stats s
+    CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv'
+      AND e.freq > $4),
+words AS (
+    SELECT w.word, ARRAY(SELECT v.lexeme FROM unnest(to_tsvector('english', w.word)) AS v) AS lexemes
+    FROM unnest($1::text[]) AS w(word)),
+rare AS (
+    SELECT string_agg(word, ' or ') AS text
+    FROM words
+    WHERE cardinality(lexemes) > 0 AND NOT lexemes <@ ARRAY(SELECT lexeme FROM common)),
+q AS (
+    SELECT websearch_to_tsquery('english', array_to_string($1::text[], ' or ')) AS rank_query,
+           websearch_to_tsquery('english', coalesce((SELECT text FROM rare), array_to_string($1::text[], ' ')))
+               AS filter_query),
 hits AS MATERIALIZED (
-    SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.query) AS rank
+    SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.rank_query) AS rank
     FROM chunks c, q
-    WHERE c.tsv @@ q.query AND (c.permissions = '{}' OR c.permissions && $2::text[])
+    WHERE c.tsv @@ q.filter_query AND (c.permissions = '{}' OR c.permissions && $2::text[])
     ORDER BY rank DESC, c.id
     LIMIT $3)
 SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank::float8 AS score
 FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
 ORDER BY h.rank DESC, h.id";
+
+/// Share of chunks above which a term no longer selects rows (see [`KEYWORD_SQL`]).
+pub const COMMON_TERM_SHARE: f32 = 0.02;
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -281,6 +305,13 @@ impl ChunkStore for PostgresStore {
         Ok(())
     }
 
+    async fn optimize(&self) -> Result<(), StoreError> {
+        (&self.pool)
+            .execute(sqlx::raw_sql("ANALYZE chunks; ANALYZE documents"))
+            .await?;
+        Ok(())
+    }
+
     async fn vector_search(
         &self,
         embedding: &[f32],
@@ -309,9 +340,10 @@ impl ChunkStore for PostgresStore {
             return Ok(Vec::new());
         }
         let rows = sqlx::query(KEYWORD_SQL)
-            .bind(websearch_query(terms))
+            .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
+            .bind(COMMON_TERM_SHARE)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
@@ -341,9 +373,10 @@ impl ChunkStore for PostgresStore {
             .fetch_all(&mut *tx)
             .await?;
         let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(KEYWORD_SQL))
-            .bind(websearch_query(terms))
+            .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
+            .bind(COMMON_TERM_SHARE)
             .fetch_all(&mut *tx)
             .await?;
         tx.rollback().await?;
@@ -376,7 +409,7 @@ fn hit(row: PgRow) -> Result<Hit, sqlx::Error> {
 }
 
 /// Turns on pgvector's iterative index scans for this transaction.
-async fn prepare_vector_scan(
+pub async fn prepare_vector_scan(
     tx: &mut Transaction<'_, Postgres>,
     limit: usize,
 ) -> Result<(), sqlx::Error> {

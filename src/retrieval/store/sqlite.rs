@@ -30,7 +30,7 @@ const VISIBLE: &str = "(c.permissions = '[]' OR EXISTS (
     WHERE p.chunk_id = c.id AND p.permission IN (SELECT value FROM json_each(?1))))";
 
 /// Exact vector search streams the visible vectors and keeps the best in a heap.
-fn vector_scan_sql() -> String {
+pub fn vector_scan_sql() -> String {
     format!("SELECT c.id, c.embedding FROM chunks c WHERE {VISIBLE}")
 }
 
@@ -44,7 +44,7 @@ fn fetch_sql() -> String {
 }
 
 /// FTS5 with BM25 (section weighted twice the text); bm25 is lower-is-better, so it is negated.
-fn keyword_sql() -> String {
+pub fn keyword_sql() -> String {
     format!(
         "SELECT c.chunk_id, d.source, c.section, c.kind, c.text, -bm25(chunks_fts, 2.0, 1.0) AS score
          FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.document_id
@@ -332,6 +332,13 @@ impl ChunkStore for SqliteStore {
              DROP TABLE IF EXISTS store_settings;
              DROP TABLE IF EXISTS agent_migrations;",
             ))
+            .await?;
+        Ok(())
+    }
+
+    async fn optimize(&self) -> Result<(), StoreError> {
+        (&self.pool)
+            .execute(sqlx::raw_sql("PRAGMA optimize"))
             .await?;
         Ok(())
     }
