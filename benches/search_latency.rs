@@ -2,7 +2,7 @@
 //! (HNSW) and on the embedded SQLite store, beside the floor: the same two SQL statements run
 //! directly, concurrently, with the query vector already computed.
 //!
-//! `cargo bench --bench search_latency` (`SIZES=10000,100000`, `QUERIES=200`,
+//! `cargo bench --bench search_latency` (`SIZES=10000,100000`, `QUERIES=200`, `STORES=postgres,sqlite`,
 //! `TEST_POSTGRES_URL=postgres://…/postgres`). Chunk texts come from `../shared/corpus`; the
 //! Postgres databases `cv_bench_<size>` are kept between runs, since building 100k HNSW entries
 //! takes minutes.
@@ -34,6 +34,7 @@ async fn main() {
         .map(|s| s.trim().parse().unwrap())
         .collect();
     let query_count: usize = std::env::var("QUERIES").map_or(200, |q| q.parse().unwrap());
+    let stores = std::env::var("STORES").unwrap_or_else(|_| "postgres,sqlite".into());
     let texts = corpus_texts(*sizes.iter().max().unwrap());
     let questions: Vec<String> = texts
         .iter()
@@ -51,11 +52,19 @@ async fn main() {
     println!("| store | chunks | library p50 | library p99 | bare SQL p50 | bare SQL p99 | overhead p50 |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for size in sizes {
-        if let Some(store) = postgres_store(size, &texts).await {
+        let postgres = if stores.contains("postgres") {
+            postgres_store(size, &texts).await
+        } else {
+            None
+        };
+        if let Some(store) = postgres {
             let store = Arc::new(store);
             let library = time_library(store.clone(), &questions, &caller).await;
             let floor = time_postgres_floor(&store, &questions, &caller).await;
             row("PostgreSQL + HNSW", size, &library, &floor);
+        }
+        if !stores.contains("sqlite") {
+            continue;
         }
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(

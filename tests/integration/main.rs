@@ -9,6 +9,7 @@ mod cli;
 mod corpus;
 mod embed;
 mod ingest;
+mod rerank;
 mod search;
 mod store;
 mod util;
