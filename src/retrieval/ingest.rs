@@ -22,6 +22,10 @@ use std::sync::Arc;
 /// Documents prepared (read, chunked, embedded) ahead of the writer.
 const PREPARE_AHEAD: usize = 4;
 
+/// An empty store receiving at least this many sources is loaded in bulk (see
+/// `ChunkStore::begin_bulk_load`).
+const BULK_LOAD_SOURCES: usize = 100;
+
 #[derive(Debug, Clone)]
 pub struct IngestOptions {
     pub roots: Vec<PathBuf>,
@@ -156,6 +160,10 @@ impl Ingestor {
             summary.record(failure(&error_source(error), error.to_string()));
         }
         let seen: HashSet<String> = files.iter().map(|f| f.source.clone()).collect();
+        let bulk = !options.dry_run && stored.is_empty() && files.len() >= BULK_LOAD_SOURCES;
+        if bulk {
+            self.store.begin_bulk_load().await?;
+        }
         progress.start(files.len());
 
         let mut prepared = futures::stream::iter(files)
@@ -170,6 +178,9 @@ impl Ingestor {
             summary.record(report);
         }
         progress.finish();
+        if bulk {
+            self.store.finish_bulk_load().await?;
+        }
 
         if options.prune {
             self.prune(

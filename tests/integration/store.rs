@@ -220,3 +220,46 @@ async fn sqlite_full_text_index_follows_writes_and_deletes() {
         .unwrap();
     assert_eq!(permissions, 0);
 }
+
+async fn has_hnsw_index(store: &PostgresStore) -> bool {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw')",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn postgres_bulk_load_rebuilds_the_vector_index_and_migrate_repairs_an_interrupted_one() {
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
+    let store = PostgresStore::connect(&db.url).await.unwrap();
+    store.migrate(DIM).await.unwrap();
+    store.begin_bulk_load().await.unwrap();
+    assert!(!has_hnsw_index(&store).await);
+    // An interrupted load leaves no index; the next migrate (run by every ingest) restores it.
+    store.migrate(DIM).await.unwrap();
+    assert!(has_hnsw_index(&store).await);
+
+    // A first ingest of many sources goes through the bulk path and ends with the index.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        crate::util::write(
+            &dir.path().join(format!("docs/p{i}.md")),
+            &format!("# Page {i}\n\nText {i}.\n"),
+        );
+    }
+    let output = crate::util::agent(dir.path())
+        .env("DATABASE_URL", &db.url)
+        .env("EMBEDDING_DIM", DIM.to_string())
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", crate::util::stderr(&output));
+    assert!(has_hnsw_index(&store).await);
+    assert_eq!(store.status().await.unwrap().documents, 120);
+    store.pool().close().await;
+    db.drop_now().await;
+}

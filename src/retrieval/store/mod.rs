@@ -158,6 +158,17 @@ pub trait ChunkStore: Send + Sync {
     /// Refreshes planner statistics after a batch of writes (the keyword search reads them).
     async fn optimize(&self) -> Result<(), StoreError>;
 
+    /// Called before loading many documents into an empty store: an adapter may set aside
+    /// indexes that are cheaper to build once afterwards. Searches stay correct meanwhile.
+    async fn begin_bulk_load(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Rebuilds whatever `begin_bulk_load` set aside; also safe to call without it.
+    async fn finish_bulk_load(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The `limit` chunks nearest to `embedding` (cosine) among those visible with
     /// `permissions`; the filter is part of the query.
     async fn vector_search(
