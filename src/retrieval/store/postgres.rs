@@ -38,18 +38,18 @@ ORDER BY h.distance, c.chunk_id";
 
 /// Full-text matches among the visible chunks, ranked by cover density over all the terms.
 ///
-/// Which rows are ranked is decided by the terms that are rare in this corpus: a term whose
-/// lexeme the planner's statistics list in more than `$4` of chunks (a corpus-specific stop
-/// word, such as "server" in server documentation) still counts in the rank but does not select
-/// rows, so an `or` query does not rank half the table. When every term is common, all of them
-/// must match instead. Without statistics (a table never analysed) every term selects.
+/// Which rows are ranked is decided by the terms that are rare in this corpus: a term that the
+/// planner's statistics put in more than `$4` chunks (a corpus-specific stop word, such as
+/// "server" in server documentation) still counts in the rank but does not select rows, so an
+/// `or` query does not rank a large part of the table. When every term is common, all of them
+/// must match instead. A small corpus, or one never analysed, has no common terms.
 pub const KEYWORD_SQL: &str = "
 WITH common AS MATERIALIZED (
     SELECT e.lexeme
     FROM pg_stats s
     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, freq)
     WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv'
-      AND e.freq > $4),
+      AND e.freq * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'chunks'::regclass) > $4),
 words AS (
     SELECT w.word, ARRAY(SELECT v.lexeme FROM unnest(to_tsvector('english', w.word)) AS v) AS lexemes
     FROM unnest($1::text[]) AS w(word)),
@@ -76,8 +76,8 @@ ORDER BY h.rank DESC, h.id";
 const HNSW_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)";
 
-/// Share of chunks above which a term no longer selects rows (see [`KEYWORD_SQL`]).
-pub const COMMON_TERM_SHARE: f32 = 0.02;
+/// Number of chunks above which a term no longer selects rows (see [`KEYWORD_SQL`]).
+pub const COMMON_TERM_ROWS: f32 = 500.0;
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -367,7 +367,7 @@ impl ChunkStore for PostgresStore {
             .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
-            .bind(COMMON_TERM_SHARE)
+            .bind(COMMON_TERM_ROWS)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
@@ -400,7 +400,7 @@ impl ChunkStore for PostgresStore {
             .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
-            .bind(COMMON_TERM_SHARE)
+            .bind(COMMON_TERM_ROWS)
             .fetch_all(&mut *tx)
             .await?;
         tx.rollback().await?;
