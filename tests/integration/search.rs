@@ -288,9 +288,42 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
         hits.windows(2).all(|w| w[0].score >= w[1].score),
         "sorted by similarity"
     );
+    // After ANALYZE, terms held by more than 500 chunks stop selecting rows on their own.
+    store.optimize().await.unwrap();
+    let admin = vec!["admin".to_string()];
+    let terms = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let common_only = store
+        .keyword_search(&terms(&["document", "chunk"]), &admin, 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        common_only.len(),
+        20,
+        "only common terms: all of them must match"
+    );
+    let with_rare = store
+        .keyword_search(&terms(&["document", "chunk", "unheardofword"]), &admin, 20)
+        .await
+        .unwrap();
+    assert!(
+        with_rare.is_empty(),
+        "common terms rank but do not select: {with_rare:?}"
+    );
+    let narrow = store
+        .keyword_search(&terms(&["document", "topic"]), &rare, 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        narrow.len(),
+        20,
+        "the permission filter still applies to keyword hits"
+    );
+    assert!(narrow
+        .iter()
+        .all(|h| h.chunk.source == "doc-0.md" || h.chunk.source == "doc-50.md"));
+
     // The planner may serve this narrow filter from the permissions index instead of HNSW;
     // with a wide filter it takes HNSW, whose iterative scan keeps going until k rows pass.
-    let admin = vec!["admin".to_string()];
     let wide = store.vector_search(&query, &admin, 20).await.unwrap();
     assert_eq!(wide.len(), 20);
     assert!(wide
