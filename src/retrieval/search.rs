@@ -16,6 +16,7 @@ use crate::config::{RerankerConfig, RetrievalConfig};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The largest `top_k` a request may ask for.
 pub const MAX_TOP_K: usize = 50;
@@ -119,16 +120,32 @@ impl Retriever {
         top_k: usize,
     ) -> Result<Vec<SearchPlan>, SearchError> {
         let embedding = self.embed(question).await?;
+        let terms = keyword_terms(question);
+        let permissions = user.effective_permissions();
         let limit = self.settings.top_k_vector.max(top_k);
-        Ok(self
+        let started = Instant::now();
+        self.store
+            .vector_search(&embedding, &permissions, limit)
+            .await?;
+        let vector_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let started = Instant::now();
+        self.store
+            .keyword_search(&terms, &permissions, limit)
+            .await?;
+        let keyword_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let plans = self
             .store
-            .explain_search(
-                &embedding,
-                &keyword_terms(question),
-                &user.effective_permissions(),
-                limit,
-            )
-            .await?)
+            .search_plans(&embedding, &terms, &permissions, limit)
+            .await?;
+        Ok(plans
+            .into_iter()
+            .zip([vector_ms, keyword_ms])
+            .map(|((search, plan), milliseconds)| SearchPlan {
+                search,
+                milliseconds,
+                plan,
+            })
+            .collect())
     }
 
     async fn embed(&self, question: &str) -> Result<Vec<f32>, SearchError> {

@@ -187,14 +187,15 @@ pub trait ChunkStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<Hit>, StoreError>;
 
-    /// Plans and timings of both searches, run as `vector_search` and `keyword_search` would.
-    async fn explain_search(
+    /// The query plans of both searches, run as `vector_search` and `keyword_search` would:
+    /// `[(label, plan) of the vector search, (label, plan) of the keyword search]`.
+    async fn search_plans(
         &self,
         embedding: &[f32],
         terms: &[String],
         permissions: &[String],
         limit: usize,
-    ) -> Result<Vec<SearchPlan>, StoreError>;
+    ) -> Result<[(&'static str, String); 2], StoreError>;
 }
 
 /// Opens the configured store (creating the SQLite file and its folder when needed).

@@ -7,8 +7,8 @@
 
 use super::migrations::{self, POSTGRES};
 use super::{
-    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, SearchPlan, StoreError,
-    StoreStatus, StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoreStatus,
+    StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use crate::config::redact;
 use async_trait::async_trait;
@@ -16,7 +16,6 @@ use sqlx::postgres::PgRow;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Executor, Postgres, Row, Transaction};
 use std::time::Duration;
-use std::time::Instant;
 
 /// Arbitrary constant naming this project's writer lock (`pg_advisory_xact_lock`).
 const WRITE_LOCK: i64 = 0x6376_6167_656e_7401;
@@ -373,20 +372,13 @@ impl ChunkStore for PostgresStore {
         Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
     }
 
-    async fn explain_search(
+    async fn search_plans(
         &self,
         embedding: &[f32],
         terms: &[String],
         permissions: &[String],
         limit: usize,
-    ) -> Result<Vec<SearchPlan>, StoreError> {
-        let started = Instant::now();
-        self.vector_search(embedding, permissions, limit).await?;
-        let vector_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let started = Instant::now();
-        self.keyword_search(terms, permissions, limit).await?;
-        let keyword_ms = started.elapsed().as_secs_f64() * 1000.0;
-
+    ) -> Result<[(&'static str, String); 2], StoreError> {
         let mut tx = self.pool.begin().await?;
         prepare_vector_scan(&mut tx, limit).await?;
         let explain = |sql: &str| format!("EXPLAIN (ANALYZE, FORMAT TEXT) {sql}");
@@ -404,17 +396,9 @@ impl ChunkStore for PostgresStore {
             .fetch_all(&mut *tx)
             .await?;
         tx.rollback().await?;
-        Ok(vec![
-            SearchPlan {
-                search: "vector",
-                milliseconds: vector_ms,
-                plan: vector_plan.join("\n"),
-            },
-            SearchPlan {
-                search: "keyword",
-                milliseconds: keyword_ms,
-                plan: keyword_plan.join("\n"),
-            },
+        Ok([
+            ("vector (HNSW)", vector_plan.join("\n")),
+            ("keyword (full text)", keyword_plan.join("\n")),
         ])
     }
 }

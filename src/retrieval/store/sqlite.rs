@@ -7,8 +7,8 @@
 
 use super::migrations::{self, SQLITE};
 use super::{
-    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, SearchPlan, StoreError,
-    StoreStatus, StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
+    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoreStatus,
+    StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
 };
 use crate::retrieval::query::fts5_query;
 use async_trait::async_trait;
@@ -21,7 +21,6 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::path::Path;
 use std::time::Duration;
-use std::time::Instant;
 
 /// The permission filter, shared by both searches: `?1` is a JSON array of the caller's
 /// effective permissions.
@@ -416,19 +415,13 @@ impl ChunkStore for SqliteStore {
             .collect()
     }
 
-    async fn explain_search(
+    async fn search_plans(
         &self,
-        embedding: &[f32],
+        _embedding: &[f32], // the exact scan's plan does not depend on the vector
         terms: &[String],
         permissions: &[String],
         limit: usize,
-    ) -> Result<Vec<SearchPlan>, StoreError> {
-        let started = Instant::now();
-        self.vector_search(embedding, permissions, limit).await?;
-        let vector_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let started = Instant::now();
-        self.keyword_search(terms, permissions, limit).await?;
-        let keyword_ms = started.elapsed().as_secs_f64() * 1000.0;
+    ) -> Result<[(&'static str, String); 2], StoreError> {
         let allowed = serde_json::to_string(permissions).expect("strings serialize");
         let vector_plan = self.query_plan(&vector_scan_sql(), &[&allowed]).await?;
         let keyword_plan = self
@@ -437,17 +430,9 @@ impl ChunkStore for SqliteStore {
                 &[&allowed, &fts5_query(terms), &limit.to_string()],
             )
             .await?;
-        Ok(vec![
-            SearchPlan {
-                search: "vector (exact scan)",
-                milliseconds: vector_ms,
-                plan: vector_plan,
-            },
-            SearchPlan {
-                search: "keyword (FTS5)",
-                milliseconds: keyword_ms,
-                plan: keyword_plan,
-            },
+        Ok([
+            ("vector (exact scan)", vector_plan),
+            ("keyword (FTS5)", keyword_plan),
         ])
     }
 }
