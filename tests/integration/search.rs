@@ -322,6 +322,44 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
         .iter()
         .all(|h| h.chunk.source == "doc-0.md" || h.chunk.source == "doc-50.md"));
 
+    // Forced through the HNSW index, the iterative scan keeps walking the graph until k rows
+    // pass the 2% filter (without it, ef_search = 40 candidates hold about one visible row).
+    let mut tx = store.pool().begin().await.unwrap();
+    crowdvision_agent::retrieval::store::postgres::prepare_vector_scan(&mut tx, 20)
+        .await
+        .unwrap();
+    sqlx::query("SET LOCAL enable_bitmapscan = off")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query("SET LOCAL enable_seqscan = off")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let sql = crowdvision_agent::retrieval::store::postgres::VECTOR_SQL;
+    let literal = crowdvision_agent::retrieval::store::postgres::vector_literal(&query);
+    let plan: Vec<String> = sqlx::query_scalar(&format!("EXPLAIN {sql}"))
+        .bind(&literal)
+        .bind(&rare)
+        .bind(20i64)
+        .fetch_all(&mut *tx)
+        .await
+        .unwrap();
+    assert!(
+        plan.join("\n").contains("chunks_embedding_hnsw"),
+        "{}",
+        plan.join("\n")
+    );
+    let through_hnsw = sqlx::query(sql)
+        .bind(&literal)
+        .bind(&rare)
+        .bind(20i64)
+        .fetch_all(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(through_hnsw.len(), 20);
+    tx.rollback().await.unwrap();
+
     // The planner may serve this narrow filter from the permissions index instead of HNSW;
     // with a wide filter it takes HNSW, whose iterative scan keeps going until k rows pass.
     let wide = store.vector_search(&query, &admin, 20).await.unwrap();
