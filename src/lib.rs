@@ -3,6 +3,7 @@
 //!
 //! Module map (see `ARCHITECTURE.md` for the invariants):
 //! - [`config`]: every setting, validated once at load.
+//! - [`agent`]: the answer contract so far (decision, usage and cost, response object).
 //! - [`auth`]: the role hierarchy (and, later, the caller's identity).
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
@@ -10,6 +11,7 @@
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
 
+pub mod agent;
 pub mod auth;
 pub mod citations;
 pub mod config;

@@ -1,0 +1,89 @@
+//! The response object of `ask` and `POST /ask` (contracts §5), as plain data.
+
+use super::decision::Decision;
+use super::usage::{Cost, Usage};
+use crate::citations::Citation;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AskResponse {
+    pub answer: String,
+    pub citations: Vec<Citation>,
+    pub trace: Vec<TraceEntry>,
+    pub usage: Usage,
+    pub cost: Cost,
+    pub idk: bool,
+    pub decision: Decision,
+    pub model: String,
+    pub retrieval: RetrievalReport,
+}
+
+/// One tool call of the answer: what ran, with which arguments, how it went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceEntry {
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub ok: bool,
+    pub ms: u64,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RetrievalReport {
+    pub hallucinated_citations: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_with_the_contract_field_names() {
+        let response = AskResponse {
+            answer: "Room 2.14 reads 612 ppm.".into(),
+            citations: vec![],
+            trace: vec![TraceEntry {
+                tool: "get_latest_sensor_data".into(),
+                arguments: serde_json::json!({"building_id": "hq", "room_id": "2.14"}),
+                ok: true,
+                ms: 12,
+                summary: "1 reading".into(),
+            }],
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 5,
+                total_tokens: 15,
+            },
+            cost: Cost {
+                estimated_usd: Some(0.0001),
+                provider_usd: None,
+            },
+            idk: false,
+            decision: Decision::Answered,
+            model: "openai/gpt-4o-mini".into(),
+            retrieval: RetrievalReport::default(),
+        };
+        let json = serde_json::to_value(&response).unwrap();
+        for field in [
+            "answer",
+            "citations",
+            "trace",
+            "usage",
+            "cost",
+            "idk",
+            "decision",
+            "model",
+            "retrieval",
+        ] {
+            assert!(json.get(field).is_some(), "{field}");
+        }
+        assert_eq!(json["trace"][0]["summary"], "1 reading");
+        assert_eq!(json["usage"]["total_tokens"], 15);
+        assert_eq!(json["cost"]["provider_usd"], serde_json::Value::Null);
+        assert_eq!(
+            json["retrieval"]["hallucinated_citations"],
+            serde_json::json!([])
+        );
+        assert_eq!(json["decision"], "answered");
+    }
+}
