@@ -21,6 +21,10 @@ use std::time::Duration;
 const WRITE_LOCK: i64 = 0x6376_6167_656e_7401;
 const MIGRATE_LOCK: i64 = 0x6376_6167_656e_7402;
 
+/// The visibility test is written `cardinality(..) = 0 OR .. && $2` rather than `= '{}' OR ..`
+/// on purpose: the planner then filters rows it already has instead of combining a bitmap of
+/// every public chunk from the permissions index (25 to 12 ms on one corpus question).
+///
 /// Nearest chunks among the visible ones. The inner query is what the HNSW index serves (with
 /// iterative scans, so a narrow permission filter still fills the limit); the outer one re-sorts
 /// (iterative scans return in relaxed order) and joins the text and source.
@@ -28,7 +32,7 @@ pub const VECTOR_SQL: &str = "
 WITH hits AS MATERIALIZED (
     SELECT c.id, c.document_id, c.embedding <=> $1::vector AS distance
     FROM chunks c
-    WHERE c.permissions = '{}' OR c.permissions && $2::text[]
+    WHERE cardinality(c.permissions) = 0 OR c.permissions && $2::text[]
     ORDER BY c.embedding <=> $1::vector
     LIMIT $3)
 SELECT c.chunk_id, d.source, c.section, c.kind, c.text, 1 - h.distance AS score
@@ -63,7 +67,7 @@ q AS (
 hits AS MATERIALIZED (
     SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.rank_query) AS rank
     FROM chunks c, q
-    WHERE c.tsv @@ q.filter_query AND (c.permissions = '{}' OR c.permissions && $2::text[])
+    WHERE c.tsv @@ q.filter_query AND (cardinality(c.permissions) = 0 OR c.permissions && $2::text[])
     ORDER BY rank DESC, c.id
     LIMIT $3)
 SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank::float8 AS score
