@@ -127,6 +127,30 @@ _crowdvision__agent() {
             crowdvision__agent__subcmd__help__subcmd__db,status)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db__subcmd__status"
                 ;;
+            crowdvision__agent__subcmd__help__subcmd__tools,call)
+                cmd="crowdvision__agent__subcmd__help__subcmd__tools__subcmd__call"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__tools,list)
+                cmd="crowdvision__agent__subcmd__help__subcmd__tools__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__tools,call)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__call"
+                ;;
+            crowdvision__agent__subcmd__tools,help)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__tools,list)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__tools__subcmd__help,call)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__help__subcmd__call"
+                ;;
+            crowdvision__agent__subcmd__tools__subcmd__help,help)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__help__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__tools__subcmd__help,list)
+                cmd="crowdvision__agent__subcmd__tools__subcmd__help__subcmd__list"
+                ;;
             *)
                 ;;
         esac
@@ -660,8 +684,36 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help__subcmd__tools)
-            opts=""
+            opts="list call"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__tools__subcmd__call)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__tools__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -792,8 +844,112 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__tools)
-            opts="-h -V --config --claims --help --version"
+            opts="-h -V --config --claims --help --version list call help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__call)
+            opts="-h -V --args --config --claims --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --args)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__help)
+            opts="list call help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__help__subcmd__call)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__tools__subcmd__list)
+            opts="-h -V --json --config --claims --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

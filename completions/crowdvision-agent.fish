@@ -81,10 +81,26 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serv
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -s h -l help -d 'Print help'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l json
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l args -d 'The arguments as a JSON object' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -s h -l help -d 'Print help'
@@ -136,6 +152,8 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "completions" -d 'Print a shell completion script'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "man" -d 'Print the man page (roff)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "status" -d 'Show migrations, the recorded embedding model and dimension, and counts'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "reset" -d 'Drop every table the agent created, to rebuild with another embedding model or size'

@@ -127,8 +127,70 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
+":: :_crowdvision-agent__subcmd__tools_commands" \
+"*::: :->tools" \
 && ret=0
+
+    case $state in
+    (tools)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-tools-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--json[]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(call)
+_arguments "${_arguments_options[@]}" : \
+'--args=[The arguments as a JSON object]:ARGS:_default' \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':name:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__tools__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-tools-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(call)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (sim)
 _arguments "${_arguments_options[@]}" : \
@@ -290,7 +352,27 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (tools)
 _arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help__subcmd__tools_commands" \
+"*::: :->tools" \
 && ret=0
+
+    case $state in
+    (tools)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-tools-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(call)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
 ;;
 (sim)
 _arguments "${_arguments_options[@]}" : \
@@ -544,8 +626,21 @@ _crowdvision-agent__subcmd__help__subcmd__sim_commands() {
 }
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__tools_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__tools_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'list:The tools, their descriptions and generated argument schemas' \
+'call:Run one tool as the caller and print what the model would receive' \
+    )
     _describe -t commands 'crowdvision-agent help tools commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__tools__subcmd__call_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__tools__subcmd__call_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help tools call commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__tools__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__tools__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help tools list commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__ingest_commands] )) ||
 _crowdvision-agent__subcmd__ingest_commands() {
@@ -574,8 +669,46 @@ _crowdvision-agent__subcmd__sim_commands() {
 }
 (( $+functions[_crowdvision-agent__subcmd__tools_commands] )) ||
 _crowdvision-agent__subcmd__tools_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'list:The tools, their descriptions and generated argument schemas' \
+'call:Run one tool as the caller and print what the model would receive' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
     _describe -t commands 'crowdvision-agent tools commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__call_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__call_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools call commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__help_commands() {
+    local commands; commands=(
+'list:The tools, their descriptions and generated argument schemas' \
+'call:Run one tool as the caller and print what the model would receive' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent tools help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__call_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__call_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools help call commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools help list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__tools__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__tools__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent tools list commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_crowdvision-agent" ]; then

@@ -55,6 +55,8 @@ pub struct LlmConfig {
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub max_tool_hops: u32,
+    /// How long one tool call may take before the model is told it timed out.
+    pub tool_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -356,6 +358,12 @@ impl Config {
             max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 2048, 1, 1_000_000)?,
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
+            tool_timeout: Duration::from_secs_f64(r.number(
+                "TOOL_TIMEOUT_SECONDS",
+                15.0,
+                0.1,
+                300.0,
+            )?),
         };
         let embedding = Config::embedding(&r, &llm)?;
         let retrieval = RetrievalConfig {

@@ -8,6 +8,7 @@ mod identity;
 mod ingest;
 mod render;
 mod search;
+mod tools;
 
 use anyhow::Result;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -55,7 +56,7 @@ pub enum Command {
     /// Serve the HTTP API.
     Serve(LaterArgs),
     /// The tool registry: list the tools, or call one directly as the caller.
-    Tools(LaterArgs),
+    Tools(tools::ToolsArgs),
     /// Simulate twin-service and sensor-service from a YAML fixture.
     Sim(LaterArgs),
     /// Schema management for the configured store.
@@ -104,7 +105,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Chat(_) => not_yet("chat"),
         Command::Eval(_) => not_yet("eval"),
         Command::Serve(_) => not_yet("serve"),
-        Command::Tools(_) => not_yet("tools"),
+        Command::Tools(args) => tools::run(load()?, cli.claims, args).await,
         Command::Sim(_) => not_yet("sim"),
     }
 }

@@ -466,3 +466,73 @@ fn the_retrieval_dataset_names_real_pages() {
         .count();
     assert!(pages >= 25, "{pages} pages");
 }
+
+#[test]
+fn tools_call_search_docs_runs_as_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("docs/open.md"),
+        "# Open\n\nThe lobby zebra display.\n",
+    );
+    write(
+        &dir.path().join("docs/staff.md"),
+        "---\npermissions: [business_staff]\n---\n# Staff\n\nThe zebra key rotation.\n",
+    );
+    let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+    let ingest = agent(dir.path())
+        .env("DATABASE_URL", &url)
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap();
+    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    write(
+        &dir.path().join("customer.json"),
+        r#"{"sub":"c","roles":["standard_customer"]}"#,
+    );
+    write(
+        &dir.path().join("staff.json"),
+        r#"{"sub":"s","roles":["business_staff"]}"#,
+    );
+    let call = |claims: &str, name: &str, args: &str| {
+        agent(dir.path())
+            .env("DATABASE_URL", &url)
+            .args(["tools", "call", name, "--args", args, "--claims", claims])
+            .output()
+            .unwrap()
+    };
+    let sources = |output: &std::process::Output| -> BTreeSet<String> {
+        let body: serde_json::Value = serde_json::from_str(&stdout(output)).unwrap();
+        assert_eq!(body["ok"], true, "{body}");
+        body["content"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let customer = call("customer.json", "search_docs", r#"{"query":"zebra"}"#);
+    assert_eq!(sources(&customer), BTreeSet::from(["open.md".to_string()]));
+    let staff = call("staff.json", "search_docs", r#"{"query":"zebra"}"#);
+    assert_eq!(
+        sources(&staff),
+        BTreeSet::from(["open.md".to_string(), "staff.md".to_string()])
+    );
+
+    let bad = call("staff.json", "search_docs", r#"{"q":"zebra"}"#);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stdout(&bad).contains("bad_arguments"), "{}", stdout(&bad));
+    let unknown = call("staff.json", "no_such_tool", "{}");
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stdout(&unknown).contains("unknown_tool"));
+    let list = agent(dir.path())
+        .env("DATABASE_URL", &url)
+        .args(["tools", "list", "--json"])
+        .output()
+        .unwrap();
+    let schemas: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    assert_eq!(schemas[0]["name"], "search_docs");
+    assert_eq!(
+        schemas[0]["parameters"]["required"],
+        serde_json::json!(["query"])
+    );
+}

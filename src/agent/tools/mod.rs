@@ -1,0 +1,57 @@
+//! PORT `Tool`: something the model may call, with typed arguments whose JSON schema is
+//! generated (never written by hand), run as the asking user. The [`registry::ToolRegistry`]
+//! validates arguments, applies the timeout and turns every failure into a result the model can
+//! read, so a tool only ever returns data or a [`ToolError`].
+
+pub mod registry;
+pub mod search_docs;
+
+use crate::auth::AuthUser;
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+/// A failure the model is told about, in words safe to show it (no internals, no other
+/// tenant's data).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub kind: ToolErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    UnknownTool,
+    BadArguments,
+    NotFound,
+    Unavailable,
+    Timeout,
+}
+
+impl ToolError {
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    type Args: DeserializeOwned + JsonSchema + Send;
+
+    fn name(&self) -> &'static str;
+
+    /// What the model reads to decide when to call the tool.
+    fn description(&self) -> &'static str;
+
+    /// The result as JSON for the model, and a one-line summary for the trace.
+    async fn run(
+        &self,
+        args: Self::Args,
+        user: &AuthUser,
+    ) -> Result<(serde_json::Value, String), ToolError>;
+}

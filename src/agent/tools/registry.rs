@@ -1,0 +1,258 @@
+//! The tools the model may call: their schemas for the request, and one entry point that runs a
+//! call by name and always returns something the model can read.
+
+use super::{Tool, ToolError, ToolErrorKind};
+use crate::auth::AuthUser;
+use async_trait::async_trait;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// A tool with its argument type erased, so tools of different types share one registry.
+#[async_trait]
+trait ErasedTool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn parameters(&self) -> serde_json::Value;
+    async fn call(
+        &self,
+        arguments: serde_json::Value,
+        user: &AuthUser,
+    ) -> Result<(serde_json::Value, String), ToolError>;
+}
+
+#[async_trait]
+impl<T: Tool> ErasedTool for T {
+    fn name(&self) -> &'static str {
+        Tool::name(self)
+    }
+
+    fn description(&self) -> &'static str {
+        Tool::description(self)
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        let mut schema =
+            serde_json::to_value(schemars::schema_for!(T::Args)).expect("schemas serialize");
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("$schema");
+            object.remove("title");
+        }
+        schema
+    }
+
+    async fn call(
+        &self,
+        arguments: serde_json::Value,
+        user: &AuthUser,
+    ) -> Result<(serde_json::Value, String), ToolError> {
+        let args: T::Args = serde_json::from_value(arguments).map_err(|e| {
+            ToolError::new(
+                ToolErrorKind::BadArguments,
+                format!("invalid arguments: {e}"),
+            )
+        })?;
+        self.run(args, user).await
+    }
+}
+
+/// What the model is told a tool can do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSchema {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}
+
+/// The result of one call, success or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    pub tool: String,
+    pub ok: bool,
+    /// What goes back to the model: the tool's JSON, or `{"error": {"kind", "message"}}`.
+    pub content: serde_json::Value,
+    pub summary: String,
+    pub ms: u64,
+}
+
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn ErasedTool>>,
+    timeout: Duration,
+}
+
+impl ToolRegistry {
+    pub fn new(timeout: Duration) -> ToolRegistry {
+        ToolRegistry {
+            tools: Vec::new(),
+            timeout,
+        }
+    }
+
+    pub fn register(&mut self, tool: impl Tool + 'static) {
+        let name = Tool::name(&tool);
+        self.tools.retain(|t| t.name() != name);
+        self.tools.push(Box::new(tool));
+    }
+
+    pub fn schemas(&self) -> Vec<ToolSchema> {
+        self.tools
+            .iter()
+            .map(|t| ToolSchema {
+                name: t.name(),
+                description: t.description(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// Runs `name` with `arguments` as `user`. Unknown names, invalid arguments, tool errors
+    /// and timeouts all come back as an outcome with `ok = false` and an error for the model.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        user: &AuthUser,
+    ) -> ToolOutcome {
+        let started = Instant::now();
+        let result = match self.tools.iter().find(|t| t.name() == name) {
+            None => Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("there is no tool named {name:?}"),
+            )),
+            Some(tool) => {
+                match tokio::time::timeout(self.timeout, tool.call(arguments, user)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(ToolError::new(
+                        ToolErrorKind::Timeout,
+                        format!(
+                            "{name} did not answer within {} s",
+                            self.timeout.as_secs_f64()
+                        ),
+                    )),
+                }
+            }
+        };
+        let ms = started.elapsed().as_millis() as u64;
+        match result {
+            Ok((content, summary)) => ToolOutcome {
+                tool: name.to_string(),
+                ok: true,
+                content,
+                summary,
+                ms,
+            },
+            Err(error) => ToolOutcome {
+                tool: name.to_string(),
+                ok: false,
+                content: serde_json::json!({"error": {"kind": error.kind, "message": error.message}}),
+                summary: error.message,
+                ms,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct EchoArgs {
+        /// What to echo back.
+        text: String,
+        #[serde(default)]
+        delay_ms: u64,
+    }
+
+    struct Echo;
+
+    #[async_trait]
+    impl Tool for Echo {
+        type Args = EchoArgs;
+        fn name(&self) -> &'static str {
+            "echo"
+        }
+        fn description(&self) -> &'static str {
+            "Echoes its text."
+        }
+        async fn run(
+            &self,
+            args: EchoArgs,
+            user: &AuthUser,
+        ) -> Result<(serde_json::Value, String), ToolError> {
+            tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
+            if args.text == "fail" {
+                return Err(ToolError::new(
+                    ToolErrorKind::Unavailable,
+                    "the echo service is down",
+                ));
+            }
+            Ok((
+                serde_json::json!({"text": args.text, "as": user.sub}),
+                "echoed".into(),
+            ))
+        }
+    }
+
+    fn registry() -> ToolRegistry {
+        let mut registry = ToolRegistry::new(Duration::from_millis(200));
+        registry.register(Echo);
+        registry
+    }
+
+    #[test]
+    fn schemas_are_generated_from_the_argument_type() {
+        let schemas = registry().schemas();
+        assert_eq!(schemas[0].name, "echo");
+        let parameters = &schemas[0].parameters;
+        assert_eq!(parameters["type"], "object");
+        assert_eq!(parameters["properties"]["text"]["type"], "string");
+        assert_eq!(
+            parameters["properties"]["text"]["description"],
+            "What to echo back."
+        );
+        assert_eq!(parameters["required"], serde_json::json!(["text"]));
+        assert_eq!(parameters["additionalProperties"], false);
+    }
+
+    #[tokio::test]
+    async fn a_call_runs_as_the_user() {
+        let outcome = registry()
+            .call(
+                "echo",
+                serde_json::json!({"text": "hi"}),
+                &AuthUser::anonymous(),
+            )
+            .await;
+        assert!(outcome.ok);
+        assert_eq!(
+            outcome.content,
+            serde_json::json!({"text": "hi", "as": "anonymous"})
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_failure_becomes_a_result_for_the_model() {
+        let user = AuthUser::anonymous();
+        let registry = registry();
+        let cases = [
+            ("nope", serde_json::json!({}), "unknown_tool"),
+            ("echo", serde_json::json!({"txt": "hi"}), "bad_arguments"),
+            ("echo", serde_json::json!({"text": 5}), "bad_arguments"),
+            ("echo", serde_json::json!({"text": "fail"}), "unavailable"),
+            (
+                "echo",
+                serde_json::json!({"text": "slow", "delay_ms": 5000}),
+                "timeout",
+            ),
+        ];
+        for (name, arguments, kind) in cases {
+            let outcome = registry.call(name, arguments, &user).await;
+            assert!(!outcome.ok, "{name}");
+            assert_eq!(outcome.content["error"]["kind"], kind, "{outcome:?}");
+            assert!(!outcome.summary.is_empty());
+        }
+    }
+}

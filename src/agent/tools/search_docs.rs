@@ -1,0 +1,85 @@
+//! `search_docs`: the knowledge base through hybrid retrieval, as the asking user. The model
+//! cites a passage with `[^chunk_id]`.
+
+use super::{Tool, ToolError, ToolErrorKind};
+use crate::auth::AuthUser;
+use crate::retrieval::search::{Retriever, SearchMode};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchDocsArgs {
+    /// What to look for in the CrowdVision documentation, in plain words.
+    pub query: String,
+}
+
+pub struct SearchDocs {
+    retriever: Arc<Retriever>,
+}
+
+impl SearchDocs {
+    pub fn new(retriever: Arc<Retriever>) -> SearchDocs {
+        SearchDocs { retriever }
+    }
+}
+
+#[async_trait]
+impl Tool for SearchDocs {
+    type Args = SearchDocsArgs;
+
+    fn name(&self) -> &'static str {
+        "search_docs"
+    }
+
+    fn description(&self) -> &'static str {
+        "Search the CrowdVision documentation (buildings, rooms, occupancy, sensors, units, roles, \
+         troubleshooting, how the platform works). Returns passages with a chunk_id; cite a passage \
+         you use with [^chunk_id]."
+    }
+
+    async fn run(
+        &self,
+        args: SearchDocsArgs,
+        user: &AuthUser,
+    ) -> Result<(serde_json::Value, String), ToolError> {
+        if args.query.trim().is_empty() {
+            return Err(ToolError::new(
+                ToolErrorKind::BadArguments,
+                "query must not be empty",
+            ));
+        }
+        let results = self
+            .retriever
+            .search(&args.query, user, None, SearchMode::Hybrid)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "search_docs failed");
+                ToolError::new(
+                    ToolErrorKind::Unavailable,
+                    "the documentation search is unavailable",
+                )
+            })?;
+        let pages: BTreeSet<&str> = results.iter().map(|r| r.chunk.source.as_str()).collect();
+        let summary = if results.is_empty() {
+            "nothing relevant found".to_string()
+        } else {
+            format!("{} passages from {} pages", results.len(), pages.len())
+        };
+        let passages: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "chunk_id": r.chunk.chunk_id,
+                    "source": r.chunk.source,
+                    "section": r.chunk.section,
+                    "text": r.chunk.text,
+                })
+            })
+            .collect();
+        Ok((serde_json::json!({ "results": passages }), summary))
+    }
+}
