@@ -1,0 +1,139 @@
+//! PORT `ChatModel`: the project's own message, tool-call and turn types, and the trait an
+//! OpenAI-compatible adapter implements. No SDK type crosses this boundary.
+
+use super::tools::registry::ToolSchema;
+use super::usage::Usage;
+use async_trait::async_trait;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call the model asked for; `arguments` is the JSON text exactly as the model sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the call this message answers.
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    fn new(role: Role, content: Option<String>) -> Message {
+        Message {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn system(text: impl Into<String>) -> Message {
+        Message::new(Role::System, Some(text.into()))
+    }
+
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::new(Role::User, Some(text.into()))
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Message {
+        Message::new(Role::Assistant, Some(text.into()))
+    }
+
+    pub fn assistant_calls(calls: Vec<ToolCall>) -> Message {
+        Message {
+            tool_calls: calls,
+            ..Message::new(Role::Assistant, None)
+        }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Message {
+        Message {
+            tool_call_id: Some(call_id.into()),
+            ..Message::new(Role::Tool, Some(content.into()))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+}
+
+/// One model response: the assistant message and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatTurn {
+    pub message: Message,
+    pub finish: FinishReason,
+    pub usage: Usage,
+    /// The provider's own cost report (OpenRouter's `usage.cost`), when it sends one.
+    pub provider_cost: Option<f64>,
+    pub model: String,
+}
+
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSchema],
+    pub temperature: f32,
+    pub max_output_tokens: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("the provider answered HTTP {status}")]
+    Status { status: u16 },
+    #[error("the provider did not answer within the deadline")]
+    Timeout,
+    #[error("the provider could not be reached: {0}")]
+    Transport(String),
+    #[error("the provider's response is malformed: {0}")]
+    Malformed(String),
+    #[error("the provider returned no choices")]
+    EmptyChoices,
+    #[error("the provider returned an unknown finish reason {0:?}")]
+    UnknownFinishReason(String),
+}
+
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    async fn chat(&self, request: ChatRequest<'_>) -> Result<ChatTurn, LlmError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_set_roles_and_links() {
+        let result = Message::tool_result("call_1", "{}");
+        assert_eq!(result.role, Role::Tool);
+        assert_eq!(result.tool_call_id.as_deref(), Some("call_1"));
+        let calls = Message::assistant_calls(vec![ToolCall {
+            id: "call_1".into(),
+            name: "search_docs".into(),
+            arguments: "{\"query\":\"co2\"}".into(),
+        }]);
+        assert_eq!(calls.role, Role::Assistant);
+        assert!(calls.content.is_none());
+        assert_eq!(serde_json::to_value(Role::Assistant).unwrap(), "assistant");
+    }
+}
