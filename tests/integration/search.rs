@@ -371,8 +371,8 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
     db.drop_now().await;
 }
 
-#[test]
-fn search_command_acts_as_the_given_claims() {
+/// An embedded store holding one public page and one staff page, both about "zebra".
+fn open_and_staff_pages() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("docs/open.md"),
@@ -389,6 +389,12 @@ fn search_command_acts_as_the_given_claims() {
         .output()
         .unwrap();
     assert!(ingest.status.success(), "{}", stderr(&ingest));
+    (dir, url)
+}
+
+#[test]
+fn search_command_acts_as_the_given_claims() {
+    let (dir, url) = open_and_staff_pages();
     write(
         &dir.path().join("customer.json"),
         r#"{"sub":"c","memberships":[{"domain":"acme","role":"standard_customer"}]}"#,
@@ -469,22 +475,7 @@ fn the_retrieval_dataset_names_real_pages() {
 
 #[test]
 fn tools_call_search_docs_runs_as_the_caller() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join("docs/open.md"),
-        "# Open\n\nThe lobby zebra display.\n",
-    );
-    write(
-        &dir.path().join("docs/staff.md"),
-        "---\npermissions: [business_staff]\n---\n# Staff\n\nThe zebra key rotation.\n",
-    );
-    let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
-    let ingest = agent(dir.path())
-        .env("DATABASE_URL", &url)
-        .args(["ingest", "docs"])
-        .output()
-        .unwrap();
-    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let (dir, url) = open_and_staff_pages();
     write(
         &dir.path().join("customer.json"),
         r#"{"sub":"c","roles":["standard_customer"]}"#,
