@@ -269,8 +269,8 @@ impl Ingestor {
             hash,
         } = read;
         let chunks = tokio::task::spawn_blocking(move || {
-            let (_, body) = split_front_matter(&text).map_err(|e| e.to_string())?;
-            Ok::<_, String>(chunker.chunk_body(body))
+            // `chunk` normalises the text first, exactly as the `chunk` command shows it.
+            Ok::<_, String>(chunker.chunk(&text).map_err(|e| e.to_string())?.chunks)
         })
         .await
         .map_err(|e| format!("chunking panicked: {e}"))??;

@@ -243,3 +243,54 @@ fn a_missing_path_is_a_clear_error() {
         run.stderr
     );
 }
+
+/// Ingest stores exactly the chunks `Chunker::chunk` makes, normalisation included: CRLF line
+/// ends and a closing fence followed by a tab (which pulldown-cmark alone would not close).
+#[tokio::test]
+async fn ingest_stores_what_the_chunker_shows() {
+    use crowdvision_agent::retrieval::chunk::Chunker;
+    use crowdvision_agent::retrieval::embed::LocalEmbedder;
+    use crowdvision_agent::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};
+    use crowdvision_agent::retrieval::store::{sqlite::SqliteStore, ChunkStore};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = "# Setup\r\n\r\nRun this:\r\n\r\n```\r\nmake install\r\n```\t\r\n\r\n## After\r\n\r\nDone.\r\n";
+    write(&dir.path().join("docs/setup.md"), text);
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("kb.sqlite"))
+            .await
+            .unwrap(),
+    );
+    store.migrate(16).await.unwrap();
+    let chunker = Chunker::new(Default::default());
+    let ingestor = Ingestor {
+        store: store.clone(),
+        embedder: Arc::new(LocalEmbedder::new(16)),
+        chunker: chunker.clone(),
+    };
+    let options = IngestOptions {
+        roots: vec![dir.path().join("docs")],
+        prune: false,
+        dry_run: false,
+        require_permissions: false,
+    };
+    ingestor.run(&options, &NoProgress).await.unwrap();
+    let stored: Vec<String> = sqlx::query_scalar("SELECT text FROM chunks ORDER BY ordinal")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    let expected: Vec<String> = chunker
+        .chunk(text)
+        .unwrap()
+        .chunks
+        .into_iter()
+        .map(|c| c.text)
+        .collect();
+    assert_eq!(stored, expected);
+    assert!(stored.iter().all(|t| !t.contains('\r')));
+    assert!(
+        stored.iter().any(|t| t.starts_with("## After")),
+        "the fence closed: {stored:?}"
+    );
+}
