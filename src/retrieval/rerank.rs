@@ -33,7 +33,7 @@ pub trait Reranker: Send + Sync {
     async fn rerank(
         &self,
         query: &str,
-        documents: &[String],
+        documents: &[&str],
         top_n: usize,
     ) -> Result<Vec<Reranked>, RerankError>;
 }
@@ -56,7 +56,7 @@ impl Reranker for NoopReranker {
     async fn rerank(
         &self,
         _query: &str,
-        documents: &[String],
+        documents: &[&str],
         top_n: usize,
     ) -> Result<Vec<Reranked>, RerankError> {
         Ok((0..documents.len().min(top_n))
@@ -119,7 +119,7 @@ impl Reranker for ApiReranker {
     async fn rerank(
         &self,
         query: &str,
-        documents: &[String],
+        documents: &[&str],
         top_n: usize,
     ) -> Result<Vec<Reranked>, RerankError> {
         if documents.is_empty() {

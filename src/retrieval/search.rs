@@ -159,7 +159,7 @@ impl Retriever {
         candidates: Vec<SearchResult>,
         top_k: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
-        let texts: Vec<String> = candidates.iter().map(|c| c.chunk.text.clone()).collect();
+        let texts: Vec<&str> = candidates.iter().map(|c| c.chunk.text.as_str()).collect();
         let ranked = self.reranker.rerank(question, &texts, top_k).await?;
         let min_score = match &self.settings.reranker {
             RerankerConfig::Api { min_score, .. } => *min_score,

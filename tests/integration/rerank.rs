@@ -49,7 +49,7 @@ async fn serve() -> (String, Arc<Mutex<Vec<Value>>>) {
                     .collect();
                 results.reverse();
                 let top_n = body["top_n"].as_u64().unwrap() as usize;
-                results.truncate(top_n.max(documents.len()));
+                results.truncate(top_n);
                 Json(json!({"results": results}))
             }
         }),
@@ -77,10 +77,7 @@ fn config(url: &str, min_score: Option<&str>) -> Config {
 async fn the_api_reranker_orders_by_relevance_and_sends_the_query() {
     let (url, seen) = serve().await;
     let reranker = rerank::from_config(&config(&url, None).retrieval.reranker);
-    let documents: Vec<String> = ["no match", "co2 co2 co2", "co2"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let documents = ["no match", "co2 co2 co2", "co2"];
     let ranked = reranker.rerank("co2 level", &documents, 2).await.unwrap();
     assert_eq!(ranked.iter().map(|r| r.index).collect::<Vec<_>>(), [1, 2]);
     assert_eq!(ranked[0].relevance, Some(0.75));
@@ -93,10 +90,7 @@ async fn the_api_reranker_orders_by_relevance_and_sends_the_query() {
 #[tokio::test]
 async fn an_unreachable_reranker_is_a_typed_error() {
     let reranker = rerank::from_config(&config("http://127.0.0.1:9", None).retrieval.reranker);
-    let error = reranker
-        .rerank("q", &["d".to_string()], 1)
-        .await
-        .unwrap_err();
+    let error = reranker.rerank("q", &["d"], 1).await.unwrap_err();
     assert!(matches!(error, RerankError::Transport(_)), "{error}");
 }
 
