@@ -57,6 +57,20 @@ pub struct LlmConfig {
     pub max_tool_hops: u32,
     /// How long one tool call may take before the model is told it timed out.
     pub tool_timeout: Duration,
+    /// The whole of one model call, retries and waits included.
+    pub timeout: Duration,
+    /// Further attempts after a 429, a 5xx or a failed connection.
+    pub max_retries: u32,
+    /// Price overrides and additions for the cost estimate (`MODEL_PRICES`).
+    pub prices: Vec<ModelPrice>,
+}
+
+/// US dollars per million prompt and completion tokens of one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelPrice {
+    pub model: String,
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -364,6 +378,14 @@ impl Config {
                 0.1,
                 300.0,
             )?),
+            timeout: Duration::from_secs_f64(r.number(
+                "LLM_TIMEOUT_SECONDS",
+                120.0,
+                0.1,
+                3600.0,
+            )?),
+            max_retries: r.number("LLM_MAX_RETRIES", 3, 0, 10)?,
+            prices: Config::prices(&r)?,
         };
         let embedding = Config::embedding(&r, &llm)?;
         let retrieval = RetrievalConfig {
@@ -552,6 +574,40 @@ impl Config {
             &redact(&url),
             "expected postgres://… or sqlite://PATH",
         ))
+    }
+
+    /// `MODEL_PRICES`: `model=prompt,completion` entries separated by `;`, in US dollars per
+    /// million tokens (model names may hold `/` and `:`, never `=` or `;`).
+    fn prices(r: &Reader) -> Result<Vec<ModelPrice>, ConfigError> {
+        let Some(text) = r.optional("MODEL_PRICES") else {
+            return Ok(Vec::new());
+        };
+        let expected =
+            "expected model=prompt,completion entries separated by ; (USD per million tokens)";
+        text.split(';')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| {
+                let (model, figures) = entry
+                    .split_once('=')
+                    .ok_or_else(|| invalid("MODEL_PRICES", &text, expected))?;
+                let (prompt, completion) = figures
+                    .split_once(',')
+                    .ok_or_else(|| invalid("MODEL_PRICES", &text, expected))?;
+                let figure = |t: &str| {
+                    t.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite() && *v >= 0.0)
+                        .ok_or_else(|| invalid("MODEL_PRICES", &text, expected))
+                };
+                Ok(ModelPrice {
+                    model: model.trim().to_string(),
+                    prompt_per_million: figure(prompt)?,
+                    completion_per_million: figure(completion)?,
+                })
+            })
+            .collect()
     }
 
     fn access(r: &Reader) -> Result<AccessConfig, ConfigError> {
@@ -838,6 +894,23 @@ mod tests {
     fn invalid_database_url_message_hides_the_password() {
         let err = load(&[("DATABASE_URL", "mongodb://user:secret@host/db")]).unwrap_err();
         assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn model_prices_are_parsed_and_checked() {
+        let config = Config::from_raw(&RawSettings::from_pairs([(
+            "MODEL_PRICES",
+            "local/qwen:free=0,0; openai/gpt-4o-mini = 0.2 , 0.7",
+        )]))
+        .unwrap();
+        assert_eq!(config.llm.prices.len(), 2);
+        assert_eq!(config.llm.prices[0].model, "local/qwen:free");
+        assert_eq!(config.llm.prices[1].completion_per_million, 0.7);
+        for bad in ["gpt=1", "gpt=a,b", "gpt=-1,2", "1,2"] {
+            let error =
+                Config::from_raw(&RawSettings::from_pairs([("MODEL_PRICES", bad)])).unwrap_err();
+            assert!(error.to_string().contains("MODEL_PRICES"), "{bad}");
+        }
     }
 
     #[test]

@@ -15,4 +15,5 @@ pub mod agent;
 pub mod auth;
 pub mod citations;
 pub mod config;
+pub mod http;
 pub mod retrieval;

@@ -97,7 +97,7 @@ pub struct ChatRequest<'a> {
     pub max_output_tokens: u32,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
     #[error("the provider answered HTTP {status}")]
     Status { status: u16 },
@@ -111,11 +111,22 @@ pub enum LlmError {
     EmptyChoices,
     #[error("the provider returned an unknown finish reason {0:?}")]
     UnknownFinishReason(String),
+    #[error("the provider is not configured: {0}")]
+    Config(String),
 }
+
+/// Receives the answer's text as the model produces it, one delta at a time.
+pub type TokenSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 
 #[async_trait]
 pub trait ChatModel: Send + Sync {
-    async fn chat(&self, request: ChatRequest<'_>) -> Result<ChatTurn, LlmError>;
+    /// One model turn. With `tokens`, the response is streamed and every text delta is passed
+    /// on as it arrives; the returned turn is the same either way.
+    async fn chat(
+        &self,
+        request: ChatRequest<'_>,
+        tokens: Option<&TokenSink<'_>>,
+    ) -> Result<ChatTurn, LlmError>;
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
-//! The answering agent. So far: how a final answer is classified ([`decision`]), how usage and
-//! cost add up over hops ([`usage`]), the response object of `ask` and `POST /ask`
-//! ([`response`]), the tool port with its registry and the first tool ([`tools`]), the LLM port's
-//! own types ([`llm`]) and the loop's decisions as a pure step function ([`run`]). Still to come
-//! with the agent issue: the OpenAI-compatible adapter and the runner that drives `run`.
+//! The answering agent: [`answer::Agent`] runs the bounded tool-calling loop.
+//!
+//! - [`llm`]: the LLM port (`ChatModel`) and its own message types; [`openai`] its adapter.
+//! - [`tools`]: the tool port, the registry, and the tools.
+//! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
+//! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
+//! - [`model_choice`]: the per-request model override gate.
+//! - [`usage`], [`response`]: usage and cost over hops, and the response object.
 
+pub mod answer;
 pub mod decision;
 pub mod llm;
+pub mod model_choice;
+pub mod openai;
 pub mod response;
 pub mod run;
 pub mod tools;

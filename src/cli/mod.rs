@@ -2,6 +2,7 @@
 //! module per built subcommand. The subcommands of later milestones are registered already, so
 //! `--help` shows the whole tool; running one says it is not implemented yet (exit 2).
 
+mod ask;
 mod chunk;
 mod db;
 mod identity;
@@ -48,7 +49,7 @@ pub enum Command {
     /// Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score.
     Search(search::SearchArgs),
     /// Answer one question: text, citations, tool trace, usage, cost, decision.
-    Ask(LaterArgs),
+    Ask(ask::AskArgs),
     /// Multi-turn conversation with history, the same loop as ask.
     Chat(LaterArgs),
     /// Golden-dataset evaluation.
@@ -101,7 +102,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Search(args) => search::run(load()?, cli.claims, args).await,
-        Command::Ask(_) => not_yet("ask"),
+        Command::Ask(args) => ask::run(load()?, cli.claims, args).await,
         Command::Chat(_) => not_yet("chat"),
         Command::Eval(_) => not_yet("eval"),
         Command::Serve(_) => not_yet("serve"),

@@ -1,6 +1,7 @@
 //! Tables for people. The only place that decides how results look on a terminal.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use crowdvision_agent::agent::response::{AskResponse, TraceEntry};
 use crowdvision_agent::retrieval::chunk::Chunk;
 use crowdvision_agent::retrieval::ingest::{Action, IngestSummary};
 use crowdvision_agent::retrieval::search::SearchResult;
@@ -136,4 +137,46 @@ pub fn search_table(results: &[SearchResult]) -> Table {
         ]);
     }
     t
+}
+
+/// The citations under an answer, one line each.
+pub fn citation_lines(response: &AskResponse) -> String {
+    response
+        .citations
+        .iter()
+        .map(|c| format!("  {} {} › {}\n", c.marker, c.source, c.section))
+        .collect()
+}
+
+pub fn trace_table(trace: &[TraceEntry]) -> Table {
+    let mut t = table(&["#", "tool", "ok", "ms", "summary", "arguments"]);
+    for (i, entry) in trace.iter().enumerate() {
+        t.add_row(vec![
+            number(i + 1),
+            Cell::new(&entry.tool),
+            Cell::new(if entry.ok { "yes" } else { "no" }),
+            number(entry.ms),
+            Cell::new(&entry.summary),
+            Cell::new(entry.arguments.to_string()),
+        ]);
+    }
+    t
+}
+
+/// Decision, model, tokens and cost on one line.
+pub fn usage_line(response: &AskResponse) -> String {
+    let dollars = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("${v:.6}"));
+    format!(
+        "decision {} · model {} · tokens {} in + {} out = {} · cost estimated {}, provider {}",
+        serde_json::to_value(response.decision)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        response.model,
+        response.usage.prompt_tokens,
+        response.usage.completion_tokens,
+        response.usage.total_tokens,
+        dollars(response.cost.estimated_usd),
+        dollars(response.cost.provider_usd),
+    )
 }

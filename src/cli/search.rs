@@ -5,7 +5,6 @@ use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
-use crowdvision_agent::retrieval::{embed, rerank, store};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,12 +25,7 @@ pub struct SearchArgs {
 
 pub async fn run(config: Config, claims: Option<PathBuf>, args: SearchArgs) -> Result<ExitCode> {
     let user = identity::resolve(claims.as_deref(), &config)?;
-    let retriever = Retriever {
-        store: store::open(&config.store.location).await?,
-        embedder: embed::from_config(&config.embedding),
-        reranker: rerank::from_config(&config.retrieval.reranker),
-        settings: config.retrieval.clone(),
-    };
+    let retriever = Retriever::from_config(&config).await?;
     retriever.check_store().await?;
     let results = retriever
         .search(&args.query, &user, args.top_k, SearchMode::Hybrid)

@@ -6,10 +6,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
-use crowdvision_agent::agent::tools::search_docs::SearchDocs;
+use crowdvision_agent::agent::tools::{standard_registry, ToolContext};
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
-use crowdvision_agent::retrieval::{embed, rerank, store};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -65,7 +64,9 @@ pub async fn run(config: Config, claims: Option<PathBuf>, args: ToolsArgs) -> Re
             let user = identity::resolve(claims.as_deref(), &config)?;
             let arguments: serde_json::Value =
                 serde_json::from_str(&args).context("--args is not JSON")?;
-            let outcome = registry.call(&name, arguments, &user).await;
+            let outcome = registry
+                .call(&name, arguments, ToolContext::for_user(&user))
+                .await;
             println!("{}", serde_json::to_string_pretty(&outcome)?);
             Ok(if outcome.ok {
                 ExitCode::SUCCESS
@@ -77,13 +78,6 @@ pub async fn run(config: Config, claims: Option<PathBuf>, args: ToolsArgs) -> Re
 }
 
 async fn build_registry(config: &Config) -> Result<ToolRegistry> {
-    let retriever = Retriever {
-        store: store::open(&config.store.location).await?,
-        embedder: embed::from_config(&config.embedding),
-        reranker: rerank::from_config(&config.retrieval.reranker),
-        settings: config.retrieval.clone(),
-    };
-    let mut registry = ToolRegistry::new(config.llm.tool_timeout);
-    registry.register(SearchDocs::new(Arc::new(retriever)));
-    Ok(registry)
+    let retriever = Retriever::from_config(config).await?;
+    Ok(standard_registry(config, Arc::new(retriever)))
 }

@@ -7,6 +7,7 @@
 //!   synonyms or paraphrase. It exists so the tool works with no key and no model download.
 
 use crate::config::{EmbeddingConfig, EmbeddingProvider};
+use crate::http::{backoff, is_retryable, retry_after};
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::time::Duration;
 pub const LOCAL_MODEL_NAME: &str = "local-hash-v1";
 
 const MAX_ATTEMPTS: u32 = 5;
-const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+const BACKOFF_BASE: Duration = Duration::from_millis(250);
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -150,7 +151,7 @@ struct EmbeddingItem {
 
 impl OpenAiEmbedder {
     pub fn new(config: &EmbeddingConfig) -> OpenAiEmbedder {
-        let client = reqwest::Client::builder()
+        let client = crate::http::client_builder()
             .timeout(config.timeout)
             .build()
             .expect("a reqwest client with a timeout always builds");
@@ -182,7 +183,8 @@ impl OpenAiEmbedder {
                 Ok(response) => return self.check(batch.len(), response),
                 Err(Failure::Retry { error, wait }) if attempt < MAX_ATTEMPTS => {
                     tracing::warn!(attempt, ?wait, %error, "embedding request failed; retrying");
-                    tokio::time::sleep(wait.unwrap_or_else(|| backoff(attempt))).await;
+                    tokio::time::sleep(wait.unwrap_or_else(|| backoff(BACKOFF_BASE, attempt)))
+                        .await;
                 }
                 Err(Failure::Retry { error, .. } | Failure::Fatal(error)) => return Err(error),
             }
@@ -217,7 +219,7 @@ impl OpenAiEmbedder {
             status: status.as_u16(),
             message,
         };
-        if status.as_u16() == 429 || status.is_server_error() {
+        if is_retryable(status) {
             Err(Failure::Retry { error, wait })
         } else {
             Err(Failure::Fatal(error))
@@ -262,27 +264,6 @@ enum Failure {
         wait: Option<Duration>,
     },
     Fatal(EmbedError),
-}
-
-/// Exponential backoff from 250 ms with up to 25% jitter.
-fn backoff(attempt: u32) -> Duration {
-    let base = Duration::from_millis(250) * 2u32.pow(attempt.saturating_sub(1).min(6));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    base + base.mul_f64(f64::from(nanos % 1000) / 4000.0)
-}
-
-/// `Retry-After` in seconds (the HTTP-date form is rare from these APIs and is ignored).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let seconds: f64 = headers
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    (seconds >= 0.0).then(|| Duration::from_secs_f64(seconds).min(MAX_RETRY_WAIT))
 }
 
 #[async_trait]
@@ -338,16 +319,5 @@ mod tests {
     fn empty_text_gives_a_zero_vector() {
         let e = LocalEmbedder::new(16);
         assert!(e.embed_one("  ").iter().all(|x| *x == 0.0));
-    }
-
-    #[test]
-    fn retry_after_is_read_in_seconds_and_capped() {
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(reqwest::header::RETRY_AFTER, "2".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert(reqwest::header::RETRY_AFTER, "9999".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(MAX_RETRY_WAIT));
-        headers.insert(reqwest::header::RETRY_AFTER, "soon".parse().unwrap());
-        assert_eq!(retry_after(&headers), None);
     }
 }

@@ -99,7 +99,7 @@ impl ApiReranker {
             panic!("ApiReranker needs RERANKER=api settings");
         };
         ApiReranker {
-            client: reqwest::Client::builder()
+            client: crate::http::client_builder()
                 .timeout(*timeout)
                 .build()
                 .expect("a reqwest client with a timeout always builds"),

@@ -12,7 +12,7 @@ use super::rerank::{RerankError, Reranker};
 use super::rrf::fuse;
 use super::store::{check_embedding, ChunkStore, Hit, RetrievedChunk, SearchPlan, StoreError};
 use crate::auth::AuthUser;
-use crate::config::{RerankerConfig, RetrievalConfig};
+use crate::config::{Config, RerankerConfig, RetrievalConfig};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,6 +57,16 @@ pub struct Retriever {
 }
 
 impl Retriever {
+    /// Opens the configured store with the configured embedder and reranker.
+    pub async fn from_config(config: &Config) -> Result<Retriever, StoreError> {
+        Ok(Retriever {
+            store: super::store::open(&config.store.location).await?,
+            embedder: super::embed::from_config(&config.embedding),
+            reranker: super::rerank::from_config(&config.retrieval.reranker),
+            settings: config.retrieval.clone(),
+        })
+    }
+
     /// Refuses a store built with another embedding model or dimension: its vectors could not be
     /// compared with the question's.
     pub async fn check_store(&self) -> Result<(), SearchError> {

@@ -1,5 +1,5 @@
 //! PORT `Tool`: something the model may call, with typed arguments whose JSON schema is
-//! generated (never written by hand), run as the asking user. The [`registry::ToolRegistry`]
+//! generated (never written by hand), run as the asking user ([`ToolContext`]). The [`registry::ToolRegistry`]
 //! validates arguments, applies the timeout and turns every failure into a result the model can
 //! read, so a tool only ever returns data or a [`ToolError`].
 
@@ -7,9 +7,12 @@ pub mod registry;
 pub mod search_docs;
 
 use crate::auth::AuthUser;
+use crate::config::Config;
+use crate::retrieval::search::Retriever;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use std::sync::Arc;
 
 /// A failure the model is told about, in words safe to show it (no internals, no other
 /// tenant's data).
@@ -39,6 +42,27 @@ impl ToolError {
     }
 }
 
+/// Every tool the agent offers, configured from `config`.
+pub fn standard_registry(config: &Config, retriever: Arc<Retriever>) -> registry::ToolRegistry {
+    let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
+    registry.register(search_docs::SearchDocs::new(retriever));
+    registry
+}
+
+/// Who a tool runs for, and what the request asked of it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolContext<'a> {
+    pub user: &'a AuthUser,
+    /// The request's `top_k` for `search_docs`; `None` = the configured `TOP_K_FINAL`.
+    pub top_k: Option<usize>,
+}
+
+impl<'a> ToolContext<'a> {
+    pub fn for_user(user: &'a AuthUser) -> ToolContext<'a> {
+        ToolContext { user, top_k: None }
+    }
+}
+
 #[async_trait]
 pub trait Tool: Send + Sync {
     type Args: DeserializeOwned + JsonSchema + Send;
@@ -52,6 +76,6 @@ pub trait Tool: Send + Sync {
     async fn run(
         &self,
         args: Self::Args,
-        user: &AuthUser,
+        context: ToolContext<'_>,
     ) -> Result<(serde_json::Value, String), ToolError>;
 }

@@ -1,8 +1,7 @@
 //! The tools the model may call: their schemas for the request, and one entry point that runs a
 //! call by name and always returns something the model can read.
 
-use super::{Tool, ToolError, ToolErrorKind};
-use crate::auth::AuthUser;
+use super::{Tool, ToolContext, ToolError, ToolErrorKind};
 use async_trait::async_trait;
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -16,7 +15,7 @@ trait ErasedTool: Send + Sync {
     async fn call(
         &self,
         arguments: serde_json::Value,
-        user: &AuthUser,
+        context: ToolContext<'_>,
     ) -> Result<(serde_json::Value, String), ToolError>;
 }
 
@@ -43,7 +42,7 @@ impl<T: Tool> ErasedTool for T {
     async fn call(
         &self,
         arguments: serde_json::Value,
-        user: &AuthUser,
+        context: ToolContext<'_>,
     ) -> Result<(serde_json::Value, String), ToolError> {
         let args: T::Args = serde_json::from_value(arguments).map_err(|e| {
             ToolError::new(
@@ -51,7 +50,7 @@ impl<T: Tool> ErasedTool for T {
                 format!("invalid arguments: {e}"),
             )
         })?;
-        self.run(args, user).await
+        self.run(args, context).await
     }
 }
 
@@ -104,13 +103,41 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Runs `name` with `arguments` as `user`. Unknown names, invalid arguments, tool errors
-    /// and timeouts all come back as an outcome with `ok = false` and an error for the model.
+    /// Runs a call as the model sent it: `arguments` is JSON text (empty means no arguments).
+    /// Text that is not JSON is a bad-arguments result like any other.
+    pub async fn call_text(
+        &self,
+        name: &str,
+        arguments: &str,
+        context: ToolContext<'_>,
+    ) -> ToolOutcome {
+        let parsed = if arguments.trim().is_empty() {
+            Ok(serde_json::json!({}))
+        } else {
+            serde_json::from_str(arguments)
+        };
+        match parsed {
+            Ok(value) => self.call(name, value, context).await,
+            Err(e) => outcome(
+                name,
+                Err(ToolError::new(
+                    ToolErrorKind::BadArguments,
+                    format!("the arguments are not a JSON object: {e}"),
+                )),
+                0,
+            ),
+        }
+    }
+
+    /// Runs `name` with `arguments` for the caller in `context`. Unknown names, invalid
+    /// arguments, tool errors and timeouts all come back as an outcome with `ok = false` and an
+    /// error for the model. Arguments are checked by deserialising them into the tool's
+    /// argument type, the same type its schema is generated from.
     pub async fn call(
         &self,
         name: &str,
         arguments: serde_json::Value,
-        user: &AuthUser,
+        context: ToolContext<'_>,
     ) -> ToolOutcome {
         let started = Instant::now();
         let result = match self.tools.iter().find(|t| t.name() == name) {
@@ -119,7 +146,7 @@ impl ToolRegistry {
                 format!("there is no tool named {name:?}"),
             )),
             Some(tool) => {
-                match tokio::time::timeout(self.timeout, tool.call(arguments, user)).await {
+                match tokio::time::timeout(self.timeout, tool.call(arguments, context)).await {
                     Ok(result) => result,
                     Err(_) => Err(ToolError::new(
                         ToolErrorKind::Timeout,
@@ -131,29 +158,37 @@ impl ToolRegistry {
                 }
             }
         };
-        let ms = started.elapsed().as_millis() as u64;
-        match result {
-            Ok((content, summary)) => ToolOutcome {
-                tool: name.to_string(),
-                ok: true,
-                content,
-                summary,
-                ms,
-            },
-            Err(error) => ToolOutcome {
-                tool: name.to_string(),
-                ok: false,
-                content: serde_json::json!({"error": {"kind": error.kind, "message": error.message}}),
-                summary: error.message,
-                ms,
-            },
-        }
+        outcome(name, result, started.elapsed().as_millis() as u64)
+    }
+}
+
+fn outcome(
+    name: &str,
+    result: Result<(serde_json::Value, String), ToolError>,
+    ms: u64,
+) -> ToolOutcome {
+    match result {
+        Ok((content, summary)) => ToolOutcome {
+            tool: name.to_string(),
+            ok: true,
+            content,
+            summary,
+            ms,
+        },
+        Err(error) => ToolOutcome {
+            tool: name.to_string(),
+            ok: false,
+            content: serde_json::json!({"error": {"kind": error.kind, "message": error.message}}),
+            summary: error.message,
+            ms,
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::AuthUser;
     use schemars::JsonSchema;
     use serde::Deserialize;
 
@@ -180,7 +215,7 @@ mod tests {
         async fn run(
             &self,
             args: EchoArgs,
-            user: &AuthUser,
+            context: ToolContext<'_>,
         ) -> Result<(serde_json::Value, String), ToolError> {
             tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
             if args.text == "fail" {
@@ -190,7 +225,7 @@ mod tests {
                 ));
             }
             Ok((
-                serde_json::json!({"text": args.text, "as": user.sub}),
+                serde_json::json!({"text": args.text, "as": context.user.sub}),
                 "echoed".into(),
             ))
         }
@@ -223,7 +258,7 @@ mod tests {
             .call(
                 "echo",
                 serde_json::json!({"text": "hi"}),
-                &AuthUser::anonymous(),
+                ToolContext::for_user(&AuthUser::anonymous()),
             )
             .await;
         assert!(outcome.ok);
@@ -249,10 +284,32 @@ mod tests {
             ),
         ];
         for (name, arguments, kind) in cases {
-            let outcome = registry.call(name, arguments, &user).await;
+            let outcome = registry
+                .call(name, arguments, ToolContext::for_user(&user))
+                .await;
             assert!(!outcome.ok, "{name}");
             assert_eq!(outcome.content["error"]["kind"], kind, "{outcome:?}");
             assert!(!outcome.summary.is_empty());
         }
+    }
+
+    #[tokio::test]
+    async fn text_that_is_not_json_is_bad_arguments() {
+        let user = AuthUser::anonymous();
+        let registry = registry();
+        let outcome = registry
+            .call_text("echo", "{\"text\": \"hi", ToolContext::for_user(&user))
+            .await;
+        assert!(!outcome.ok);
+        assert_eq!(outcome.content["error"]["kind"], "bad_arguments");
+        let empty = registry
+            .call_text("echo", " ", ToolContext::for_user(&user))
+            .await;
+        assert_eq!(empty.content["error"]["kind"], "bad_arguments");
+        assert!(empty.summary.contains("text"), "{}", empty.summary);
+        let fine = registry
+            .call_text("echo", "{\"text\": \"hi\"}", ToolContext::for_user(&user))
+            .await;
+        assert!(fine.ok);
     }
 }

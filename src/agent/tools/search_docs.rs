@@ -1,8 +1,7 @@
 //! `search_docs`: the knowledge base through hybrid retrieval, as the asking user. The model
 //! cites a passage with `[^chunk_id]`.
 
-use super::{Tool, ToolError, ToolErrorKind};
-use crate::auth::AuthUser;
+use super::{Tool, ToolContext, ToolError, ToolErrorKind};
 use crate::retrieval::search::{Retriever, SearchMode};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -44,7 +43,7 @@ impl Tool for SearchDocs {
     async fn run(
         &self,
         args: SearchDocsArgs,
-        user: &AuthUser,
+        context: ToolContext<'_>,
     ) -> Result<(serde_json::Value, String), ToolError> {
         if args.query.trim().is_empty() {
             return Err(ToolError::new(
@@ -54,7 +53,7 @@ impl Tool for SearchDocs {
         }
         let results = self
             .retriever
-            .search(&args.query, user, None, SearchMode::Hybrid)
+            .search(&args.query, context.user, context.top_k, SearchMode::Hybrid)
             .await
             .map_err(|e| {
                 tracing::warn!(error = %e, "search_docs failed");

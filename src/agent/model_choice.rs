@@ -1,0 +1,121 @@
+//! Which answer model a request runs on. A caller may name another model only when its role is
+//! at or above `MODEL_OVERRIDE_MIN_ROLE` and, when `ALLOWED_MODELS` is not empty, the model is
+//! listed. The embedding model is never chosen per request. Pure.
+
+use crate::auth::{AuthUser, RoleHierarchy};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelChoiceError {
+    /// The server answers 403.
+    #[error("choosing the answer model needs the role {min_role} or higher")]
+    Forbidden { min_role: String },
+    /// The server answers 400.
+    #[error("the model {model:?} is not one of the allowed models")]
+    NotAllowed { model: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelChoice {
+    pub default_model: String,
+    pub min_role: String,
+    pub allowed: Vec<String>,
+}
+
+impl ModelChoice {
+    /// The model for this request. Naming the default model is not an override and needs no
+    /// role; an empty name counts as none.
+    pub fn resolve(
+        &self,
+        requested: Option<&str>,
+        user: &AuthUser,
+    ) -> Result<String, ModelChoiceError> {
+        let requested = requested.map(str::trim).filter(|m| !m.is_empty());
+        let Some(model) = requested.filter(|m| *m != self.default_model) else {
+            return Ok(self.default_model.clone());
+        };
+        let needed = RoleHierarchy::shipped()
+            .weight(&self.min_role)
+            .unwrap_or(u32::MAX);
+        if user.weight() < needed {
+            return Err(ModelChoiceError::Forbidden {
+                min_role: self.min_role.clone(),
+            });
+        }
+        if !self.allowed.is_empty() && !self.allowed.iter().any(|m| m == model) {
+            return Err(ModelChoiceError::NotAllowed {
+                model: model.chars().take(100).collect(),
+            });
+        }
+        Ok(model.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(role: &str) -> AuthUser {
+        AuthUser {
+            sub: "u".into(),
+            roles: vec![role.into()],
+            domains: vec!["acme".into()],
+        }
+    }
+
+    fn choice(allowed: &[&str]) -> ModelChoice {
+        ModelChoice {
+            default_model: "openai/gpt-4o-mini".into(),
+            min_role: "business_admin".into(),
+            allowed: allowed.iter().map(|m| m.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn no_request_or_the_default_needs_no_role() {
+        let staff = user("business_staff");
+        assert_eq!(
+            choice(&[]).resolve(None, &staff).unwrap(),
+            "openai/gpt-4o-mini"
+        );
+        assert_eq!(
+            choice(&[]).resolve(Some(" "), &staff).unwrap(),
+            "openai/gpt-4o-mini"
+        );
+        assert_eq!(
+            choice(&[])
+                .resolve(Some("openai/gpt-4o-mini"), &staff)
+                .unwrap(),
+            "openai/gpt-4o-mini"
+        );
+    }
+
+    #[test]
+    fn below_the_role_is_forbidden_before_the_list_is_read() {
+        for role in ["standard_customer", "business_staff", "made_up"] {
+            assert!(matches!(
+                choice(&["x"]).resolve(Some("other/model"), &user(role)),
+                Err(ModelChoiceError::Forbidden { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn at_or_above_the_role_the_list_decides() {
+        for role in ["business_admin", "admin"] {
+            assert_eq!(
+                choice(&[]).resolve(Some("any/model"), &user(role)).unwrap(),
+                "any/model"
+            );
+            assert_eq!(
+                choice(&["google/gemini-2.5-flash"])
+                    .resolve(Some("google/gemini-2.5-flash"), &user(role))
+                    .unwrap(),
+                "google/gemini-2.5-flash"
+            );
+            assert!(matches!(
+                choice(&["google/gemini-2.5-flash"]).resolve(Some("any/model"), &user(role)),
+                Err(ModelChoiceError::NotAllowed { .. })
+            ));
+        }
+    }
+}

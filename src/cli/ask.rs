@@ -1,0 +1,122 @@
+//! `ask "QUESTION"`: one answer through the agent loop, as the given caller. Prints the answer
+//! and its citations; `-v` adds the tool trace, usage and cost; `--json` prints the response
+//! object; `--stream` prints the answer's text as the model produces it.
+
+use super::{identity, render};
+use anyhow::Result;
+use clap::Args;
+use crowdvision_agent::agent::answer::{Agent, AgentEvent, Question};
+use crowdvision_agent::agent::openai::OpenAiChat;
+use crowdvision_agent::agent::response::AskResponse;
+use crowdvision_agent::agent::tools::standard_registry;
+use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::search::Retriever;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question.
+    question: String,
+    /// Print the response object as JSON (with --stream: one JSON event a line, then `done`).
+    #[arg(long)]
+    json: bool,
+    /// Print the answer's text as it arrives.
+    #[arg(long)]
+    stream: bool,
+    /// Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE).
+    #[arg(long)]
+    model: Option<String>,
+    /// Passages search_docs returns (1 to 50; default TOP_K_FINAL).
+    #[arg(long)]
+    top_k: Option<usize>,
+    /// Also print the tool trace, usage and cost.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// The agent as every command that answers questions builds it.
+pub async fn build_agent(config: &Config) -> Result<Agent> {
+    config.require_api_key()?;
+    let retriever = Retriever::from_config(config).await?;
+    retriever.check_store().await?;
+    let tools = standard_registry(config, Arc::new(retriever));
+    let model = Arc::new(OpenAiChat::new(&config.llm));
+    Ok(Agent::from_config(config, model, Arc::new(tools)))
+}
+
+pub async fn run(config: Config, claims: Option<PathBuf>, args: AskArgs) -> Result<ExitCode> {
+    let user = identity::resolve(claims.as_deref(), &config)?;
+    let agent = build_agent(&config).await?;
+    let question = Question {
+        model: args.model.clone(),
+        top_k: args.top_k,
+        ..Question::new(args.question.as_str())
+    };
+    let response = if args.stream {
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = receiver.recv().await {
+                print_event(&event, args.json);
+            }
+        });
+        let response = agent.answer(&question, &user, Some(&sender)).await;
+        drop(sender);
+        printer.await?;
+        response?
+    } else {
+        agent.answer(&question, &user, None).await?
+    };
+    print_response(&response, &args);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_event(event: &AgentEvent, json: bool) {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
+    } else if let AgentEvent::Token { text } = event {
+        let _ = write!(out, "{text}");
+    } else if let AgentEvent::ToolCall { tool, .. } = event {
+        eprintln!("… {tool}");
+    }
+    let _ = out.flush();
+}
+
+fn print_response(response: &AskResponse, args: &AskArgs) {
+    if args.json {
+        let body = if args.stream {
+            serde_json::json!({"event": "done", "response": response})
+        } else {
+            serde_json::to_value(response).unwrap_or_default()
+        };
+        println!("{body}");
+        return;
+    }
+    if args.stream {
+        // The text is already out; what was streamed may still hold markers removed since.
+        println!();
+    } else {
+        println!("{}", response.answer);
+    }
+    if !response.citations.is_empty() {
+        println!(
+            "\nSources:\n{}",
+            render::citation_lines(response).trim_end()
+        );
+    }
+    if args.verbose {
+        if !response.trace.is_empty() {
+            println!("\n{}", render::trace_table(&response.trace));
+        }
+        println!("\n{}", render::usage_line(response));
+        if !response.retrieval.hallucinated_citations.is_empty() {
+            println!(
+                "removed invented citations: {}",
+                response.retrieval.hallucinated_citations.join(", ")
+            );
+        }
+    }
+}

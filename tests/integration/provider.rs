@@ -1,0 +1,238 @@
+//! A scripted OpenAI-compatible chat-completions server on loopback: the one stand-in of the
+//! test suite (there is no network to reach a real model). It speaks the wire format, JSON and
+//! server-sent events with tool-call deltas split across chunks, plays one scripted reply per
+//! request in order, and records every request body so tests can assert on what the agent sent.
+//! When the script runs out it answers 500 "script exhausted", so a test that calls the model
+//! more often than it planned fails visibly.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// 200 with this chat-completion body.
+    Json(Value),
+    /// 200 `text/event-stream`: each chunk as one `data:` event, `pause` apart, then `[DONE]`.
+    Stream { chunks: Vec<Value>, pause: Duration },
+    /// An error status, optionally with `Retry-After`.
+    Status {
+        status: u16,
+        retry_after: Option<&'static str>,
+    },
+    /// Waits this long before answering 500 (a provider that hangs).
+    Hang(Duration),
+}
+
+#[derive(Clone, Default)]
+struct Script {
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    /// Replayed for every request once the script is done (for a model that never stops).
+    forever: Arc<Mutex<Option<Reply>>>,
+    requests: Arc<Mutex<Vec<(Instant, Value)>>>,
+}
+
+pub struct ScriptedProvider {
+    /// The base URL to give as `LLM_BASE_URL`.
+    pub url: String,
+    script: Script,
+}
+
+impl ScriptedProvider {
+    pub async fn start(replies: Vec<Reply>) -> ScriptedProvider {
+        let script = Script::default();
+        script.replies.lock().unwrap().extend(replies);
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        ScriptedProvider { url, script }
+    }
+
+    /// After the scripted replies, answer every further request with `reply`.
+    pub fn then_forever(&self, reply: Reply) {
+        *self.script.forever.lock().unwrap() = Some(reply);
+    }
+
+    /// The request bodies received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.script
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, body)| body.clone())
+            .collect()
+    }
+
+    pub fn request_times(&self) -> Vec<Instant> {
+        self.script
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(at, _)| *at)
+            .collect()
+    }
+}
+
+async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
+    script
+        .requests
+        .lock()
+        .unwrap()
+        .push((Instant::now(), body));
+    let next = script.replies.lock().unwrap().pop_front();
+    let reply = next.or_else(|| script.forever.lock().unwrap().clone());
+    match reply {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
+        Some(Reply::Json(value)) => Json(value).into_response(),
+        Some(Reply::Status {
+            status,
+            retry_after,
+        }) => {
+            let mut response = (
+                StatusCode::from_u16(status).unwrap(),
+                Json(json!({"error": {"message": "scripted failure", "type": "scripted"}})),
+            )
+                .into_response();
+            if let Some(seconds) = retry_after {
+                response
+                    .headers_mut()
+                    .insert("retry-after", seconds.parse().unwrap());
+            }
+            response
+        }
+        Some(Reply::Hang(duration)) => {
+            tokio::time::sleep(duration).await;
+            (StatusCode::INTERNAL_SERVER_ERROR, "hung").into_response()
+        }
+        Some(Reply::Stream { chunks, pause }) => {
+            let events = futures::stream::unfold(
+                (chunks.into_iter(), false, true),
+                move |(mut rest, done, first)| async move {
+                    if done {
+                        return None;
+                    }
+                    if !first {
+                        tokio::time::sleep(pause).await;
+                    }
+                    let (text, finished) = match rest.next() {
+                        Some(chunk) => (format!("data: {chunk}\n\n"), false),
+                        None => ("data: [DONE]\n\n".to_string(), true),
+                    };
+                    Some((
+                        Ok::<_, std::io::Error>(text),
+                        (rest, finished, false),
+                    ))
+                },
+            );
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(events))
+                .unwrap()
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reply builders
+
+pub fn usage(prompt: u64, completion: u64) -> Value {
+    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+}
+
+/// A final text answer.
+pub fn answer(text: &str, usage: Value) -> Reply {
+    Reply::Json(json!({
+        "id": "scripted",
+        "object": "chat.completion",
+        "model": "scripted/model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": usage,
+    }))
+}
+
+/// A turn that calls tools: `(call id, tool name, arguments as the model writes them)`.
+pub fn tool_calls(calls: &[(&str, &str, &str)], usage: Value) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    Reply::Json(json!({
+        "id": "scripted",
+        "object": "chat.completion",
+        "model": "scripted/model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}],
+        "usage": usage,
+    }))
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": "scripted",
+        "object": "chat.completion.chunk",
+        "model": "scripted/model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    })
+}
+
+/// A streamed final answer, one delta per piece, then the usage chunk.
+pub fn streamed_answer(pieces: &[&str], usage: Value, pause: Duration) -> Reply {
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    chunks.extend(pieces.iter().map(|p| chunk(json!({"content": p}), None)));
+    chunks.push(chunk(json!({}), Some("stop")));
+    chunks.push(json!({"id": "scripted", "object": "chat.completion.chunk", "model": "scripted/model", "choices": [], "usage": usage}));
+    Reply::Stream { chunks, pause }
+}
+
+/// Streamed tool calls, each call's arguments split into pieces of `piece` characters and the
+/// calls' pieces interleaved, as providers send them.
+pub fn streamed_tool_calls(calls: &[(&str, &str, &str)], piece: usize, usage: Value) -> Reply {
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": null}), None)];
+    for (index, (id, name, _)) in calls.iter().enumerate() {
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ));
+    }
+    let pieces: Vec<Vec<String>> = calls
+        .iter()
+        .map(|(_, _, arguments)| {
+            arguments
+                .chars()
+                .collect::<Vec<_>>()
+                .chunks(piece)
+                .map(|c| c.iter().collect())
+                .collect()
+        })
+        .collect();
+    let longest = pieces.iter().map(Vec::len).max().unwrap_or(0);
+    for round in 0..longest {
+        for (index, call_pieces) in pieces.iter().enumerate() {
+            if let Some(text) = call_pieces.get(round) {
+                chunks.push(chunk(
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": text}}]}),
+                    None,
+                ));
+            }
+        }
+    }
+    chunks.push(chunk(json!({}), Some("tool_calls")));
+    chunks.push(json!({"id": "scripted", "object": "chat.completion.chunk", "model": "scripted/model", "choices": [], "usage": usage}));
+    Reply::Stream {
+        chunks,
+        pause: Duration::ZERO,
+    }
+}
