@@ -5,10 +5,12 @@
 //! Postgres tests need a server with pgvector (`scripts/provision-postgres`). Outside CI they
 //! skip loudly when none answers; under `CI=true` a missing server fails the test.
 
+mod agent;
 mod cli;
 mod corpus;
 mod embed;
 mod ingest;
+mod provider;
 mod rerank;
 mod search;
 mod store;

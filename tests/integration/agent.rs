@@ -1,0 +1,629 @@
+//! The agent loop against the scripted provider over real HTTP: chaining, parallel calls,
+//! errors handed back, the hop bound, scope decisions, citations, usage and cost, retries,
+//! deadlines, malformed responses, model override, streaming and `top_k`. Every test asserts on
+//! the requests the agent sent as well as on the response.
+
+use crate::provider::{
+    answer, streamed_answer, streamed_tool_calls, tool_calls, usage, Reply, ScriptedProvider,
+};
+use crate::util::write;
+use async_trait::async_trait;
+use crowdvision_agent::agent::answer::{
+    Agent, AgentError, AgentEvent, HistoryMessage, HistoryRole, Question,
+};
+use crowdvision_agent::agent::decision::{Decision, IDK_MARKER, REFUSAL_PREFIX};
+use crowdvision_agent::agent::llm::LlmError;
+use crowdvision_agent::agent::model_choice::ModelChoiceError;
+use crowdvision_agent::agent::openai::OpenAiChat;
+use crowdvision_agent::agent::response::AskResponse;
+use crowdvision_agent::agent::tools::registry::ToolRegistry;
+use crowdvision_agent::agent::tools::search_docs::SearchDocs;
+use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
+use crowdvision_agent::retrieval::chunk::Chunker;
+use crowdvision_agent::retrieval::embed::{Embedder, LocalEmbedder};
+use crowdvision_agent::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};
+use crowdvision_agent::retrieval::rerank::NoopReranker;
+use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
+use crowdvision_agent::retrieval::store::sqlite::SqliteStore;
+use crowdvision_agent::retrieval::store::ChunkStore;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const DIM: usize = 64;
+
+/// A tool for the loop tests: echoes, fails on "fail", and can meet another call at a barrier
+/// (which only works when both run at once).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoArgs {
+    text: String,
+    #[serde(default)]
+    meet: bool,
+    #[serde(default)]
+    then_sleep_ms: u64,
+}
+
+struct Echo {
+    barrier: Arc<tokio::sync::Barrier>,
+}
+
+#[async_trait]
+impl Tool for Echo {
+    type Args = EchoArgs;
+    fn name(&self) -> &'static str {
+        "echo"
+    }
+    fn description(&self) -> &'static str {
+        "Echoes its text."
+    }
+    async fn run(
+        &self,
+        args: EchoArgs,
+        _context: ToolContext<'_>,
+    ) -> Result<(Value, String), ToolError> {
+        if args.meet {
+            self.barrier.wait().await;
+        }
+        tokio::time::sleep(Duration::from_millis(args.then_sleep_ms)).await;
+        if args.text == "fail" {
+            return Err(ToolError::new(ToolErrorKind::Unavailable, "echo is down"));
+        }
+        Ok((json!({"echo": args.text}), format!("echoed {}", args.text)))
+    }
+}
+
+struct Fixture {
+    provider: ScriptedProvider,
+    agent: Agent,
+    retriever: Arc<Retriever>,
+    _dir: tempfile::TempDir,
+}
+
+/// Two public pages in an embedded store, `search_docs` and `echo`, and an agent pointed at a
+/// scripted provider playing `replies`. `extra` settings override the defaults.
+async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
+    let provider = ScriptedProvider::start(replies).await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("docs/co2.md"),
+        "# CO2\n\nThe CO2 alarm threshold is 1000 ppm in every meeting room.\n",
+    );
+    write(
+        &dir.path().join("docs/humidity.md"),
+        "# Humidity\n\nHumidity sensors report relative humidity in percent.\n",
+    );
+    let store: Arc<dyn ChunkStore> = Arc::new(
+        SqliteStore::open(&dir.path().join("kb.sqlite"))
+            .await
+            .unwrap(),
+    );
+    store.migrate(DIM).await.unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(DIM));
+    Ingestor {
+        store: store.clone(),
+        embedder: embedder.clone(),
+        chunker: Chunker::new(ChunkingConfig::default()),
+    }
+    .run(
+        &IngestOptions {
+            roots: vec![dir.path().join("docs")],
+            prune: false,
+            dry_run: false,
+            require_permissions: false,
+        },
+        &NoProgress,
+    )
+    .await
+    .unwrap();
+
+    let mut settings = vec![
+        ("LLM_BASE_URL", provider.url.as_str()),
+        ("OPENROUTER_API_KEY", "test-key"),
+        ("EMBEDDING_PROVIDER", "local"),
+        ("LLM_TIMEOUT_SECONDS", "10"),
+        ("TOOL_TIMEOUT_SECONDS", "2"),
+    ];
+    settings.extend_from_slice(extra);
+    let config = Config::from_raw(&RawSettings::from_pairs(settings)).unwrap();
+    let retriever = Arc::new(Retriever {
+        store,
+        embedder,
+        reranker: Arc::new(NoopReranker),
+        settings: config.retrieval.clone(),
+    });
+    let mut registry = ToolRegistry::new(config.llm.tool_timeout);
+    registry.register(SearchDocs::new(retriever.clone()));
+    registry.register(Echo {
+        barrier: Arc::new(tokio::sync::Barrier::new(2)),
+    });
+    let agent = Agent::from_config(
+        &config,
+        Arc::new(OpenAiChat::new(&config.llm)),
+        Arc::new(registry),
+    );
+    Fixture {
+        provider,
+        agent,
+        retriever,
+        _dir: dir,
+    }
+}
+
+fn staff() -> AuthUser {
+    AuthUser::from_claims(r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#).unwrap()
+}
+
+fn admin() -> AuthUser {
+    AuthUser::from_claims(r#"{"sub":"a","roles":["admin"]}"#).unwrap()
+}
+
+async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentError> {
+    fixture
+        .agent
+        .answer(&Question::new(question), &staff(), None)
+        .await
+}
+
+/// The chunk id `search_docs` returns first for `query`.
+async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
+    let results = retriever
+        .search(query, &staff(), None, SearchMode::Hybrid)
+        .await
+        .unwrap();
+    results[0].chunk.chunk_id.clone()
+}
+
+fn messages(request: &Value) -> &Vec<Value> {
+    request["messages"].as_array().unwrap()
+}
+
+#[tokio::test]
+async fn chains_tools_over_hops_and_keeps_only_real_citations() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)], usage(100, 10)),
+            tool_calls(&[("c2", "echo", r#"{"text":"1000 ppm"}"#)], usage(150, 12)),
+        ],
+        &[],
+    )
+    .await;
+    let real = first_chunk_id(&f.retriever, "CO2 alarm threshold").await;
+    let final_text = format!("The alarm is at 1000 ppm [^{real}], see also [^made-up-id].");
+    // The final reply is scripted once the real id is known.
+    f.provider.then_forever(answer(&final_text, usage(200, 30)));
+
+    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert_eq!(
+        response.answer,
+        format!("The alarm is at 1000 ppm [^{real}], see also.")
+    );
+    assert_eq!(response.citations.len(), 1);
+    assert_eq!(response.citations[0].chunk_id, real);
+    assert_eq!(response.citations[0].source, "co2.md");
+    assert_eq!(
+        response.retrieval.hallucinated_citations,
+        vec!["made-up-id".to_string()]
+    );
+    let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(tools, vec!["search_docs", "echo"]);
+    assert!(response.trace.iter().all(|t| t.ok));
+    assert_eq!(response.trace[0].arguments["query"], "CO2 alarm threshold");
+    assert_eq!(response.usage.prompt_tokens, 450);
+    assert_eq!(response.usage.completion_tokens, 52);
+    assert_eq!(response.usage.total_tokens, 502);
+    assert_eq!(response.model, "scripted/model");
+    assert!(!response.idk);
+
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 3);
+    let tool_names: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_names, vec!["search_docs", "echo"]);
+    assert_eq!(
+        requests[0]["tools"][0]["function"]["parameters"]["required"],
+        json!(["query"])
+    );
+    assert_eq!(requests[0]["model"], "openai/gpt-4o-mini");
+    assert_eq!(requests[0]["stream"], false);
+    let first = messages(&requests[0]);
+    assert_eq!(first[0]["role"], "system");
+    assert!(first[0]["content"].as_str().unwrap().contains(IDK_MARKER));
+    assert_eq!(first[1]["content"], "What is the CO2 alarm threshold?");
+    // Hop 2 carries the assistant's call and its result, linked by id, with the real passage.
+    let second = messages(&requests[1]);
+    assert_eq!(second.len(), 4);
+    assert_eq!(second[2]["tool_calls"][0]["id"], "c1");
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], "c1");
+    assert!(second[3]["content"].as_str().unwrap().contains(&real));
+    let third = messages(&requests[2]);
+    assert_eq!(third.len(), 6);
+    assert_eq!(third[5]["tool_call_id"], "c2");
+    assert!(third[5]["content"].as_str().unwrap().contains("1000 ppm"));
+}
+
+#[tokio::test]
+async fn calls_of_one_turn_run_together_and_results_keep_the_requested_order() {
+    // Both calls wait for each other at a barrier: run one after the other, the first would
+    // time out. The first also finishes last, so arrival order differs from request order.
+    let f = fixture(
+        vec![
+            tool_calls(
+                &[
+                    ("a", "echo", r#"{"text":"first","meet":true,"then_sleep_ms":100}"#),
+                    ("b", "echo", r#"{"text":"second","meet":true}"#),
+                ],
+                usage(10, 1),
+            ),
+            answer("Both done.", usage(10, 1)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "Echo twice").await.unwrap();
+    assert!(response.trace.iter().all(|t| t.ok), "{:?}", response.trace);
+    let summaries: Vec<&str> = response.trace.iter().map(|t| t.summary.as_str()).collect();
+    assert_eq!(summaries, vec!["echoed first", "echoed second"]);
+    let second = f.provider.requests()[1].clone();
+    let results: Vec<(&str, &str)> = messages(&second)[3..]
+        .iter()
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![("a", r#"{"echo":"first"}"#), ("b", r#"{"echo":"second"}"#)]
+    );
+}
+
+#[tokio::test]
+async fn tool_failures_go_back_to_the_model_which_recovers() {
+    let f = fixture(
+        vec![
+            tool_calls(
+                &[
+                    ("c1", "search_docs", r#"{"query": "co2"#),
+                    ("c2", "no_such_tool", "{}"),
+                    ("c3", "echo", r#"{"text":"fail"}"#),
+                    ("c4", "echo", r#"{"wrong":"field"}"#),
+                ],
+                usage(10, 1),
+            ),
+            tool_calls(&[("c5", "echo", r#"{"text":"fine"}"#)], usage(10, 1)),
+            answer("Recovered: fine.", usage(10, 1)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "Try things").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert_eq!(response.answer, "Recovered: fine.");
+    let oks: Vec<bool> = response.trace.iter().map(|t| t.ok).collect();
+    assert_eq!(oks, vec![false, false, false, false, true]);
+    let second = f.provider.requests()[1].clone();
+    let kinds: Vec<String> = messages(&second)[3..]
+        .iter()
+        .map(|m| {
+            let content: Value = serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+            content["error"]["kind"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["bad_arguments", "unknown_tool", "unavailable", "bad_arguments"]
+    );
+    // The invalid JSON is kept as text in the trace, never dropped.
+    assert_eq!(response.trace[0].arguments, json!(r#"{"query": "co2"#));
+}
+
+#[tokio::test]
+async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
+    let f = fixture(vec![], &[("MAX_TOOL_HOPS", "3")]).await;
+    f.provider.then_forever(tool_calls(
+        &[("loop", "echo", r#"{"text":"again"}"#)],
+        usage(10, 2),
+    ));
+    let response = ask(&f, "Loop forever").await.unwrap();
+    assert_eq!(response.decision, Decision::ToolLoopExhausted);
+    assert_eq!(response.answer, IDK_MARKER);
+    assert!(response.idk);
+    assert_eq!(response.trace.len(), 3);
+    assert_eq!(f.provider.requests().len(), 4);
+    assert_eq!(response.usage.total_tokens, 48);
+}
+
+#[tokio::test]
+async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk() {
+    let refusal = format!("{REFUSAL_PREFIX} questions about buildings, rooms and sensors.");
+    let f = fixture(
+        vec![
+            answer(&refusal, usage(50, 9)),
+            answer("Hello! Ask me about your buildings.", usage(50, 9)),
+            tool_calls(
+                &[("c1", "search_docs", r#"{"query":"parking garage elevator"}"#)],
+                usage(50, 9),
+            ),
+            answer(IDK_MARKER, usage(60, 9)),
+        ],
+        &[],
+    )
+    .await;
+    let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
+    assert_eq!(declined.decision, Decision::Declined);
+    assert!(declined.trace.is_empty());
+    assert!(!declined.idk);
+
+    let greeting = ask(&f, "Hi there").await.unwrap();
+    assert_eq!(greeting.decision, Decision::Answered);
+
+    let unknown = ask(&f, "Where is the parking garage elevator?").await.unwrap();
+    assert_eq!(unknown.decision, Decision::Idk);
+    assert!(unknown.idk);
+    assert_eq!(unknown.answer, IDK_MARKER);
+    assert_eq!(unknown.trace.len(), 1);
+}
+
+#[tokio::test]
+async fn provider_cost_is_summed_and_the_estimate_uses_the_price_table() {
+    let with_cost = |prompt: u64, completion: u64, cost: f64| {
+        let mut u = usage(prompt, completion);
+        u["cost"] = json!(cost);
+        u
+    };
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"x"}"#)], with_cost(1000, 100, 0.0012)),
+            answer("Done.", with_cost(2000, 200, 0.0021)),
+            answer("No cost reported.", usage(1_000_000, 0)),
+        ],
+        &[("MODEL_PRICES", "scripted/model=1.5,6")],
+    )
+    .await;
+    let reported = ask(&f, "cost?").await.unwrap();
+    let provider_usd = reported.cost.provider_usd.unwrap();
+    assert!((provider_usd - 0.0033).abs() < 1e-12, "{provider_usd}");
+    let estimated = reported.cost.estimated_usd.unwrap();
+    let expected = (3000.0 * 1.5 + 300.0 * 6.0) / 1e6;
+    assert!((estimated - expected).abs() < 1e-12, "{estimated}");
+
+    let unreported = ask(&f, "cost again?").await.unwrap();
+    assert_eq!(unreported.cost.provider_usd, None);
+    assert_eq!(unreported.cost.estimated_usd, Some(1.5));
+}
+
+#[tokio::test]
+async fn retries_wait_as_retry_after_asks_and_back_off_on_server_errors() {
+    let f = fixture(
+        vec![
+            Reply::Status {
+                status: 429,
+                retry_after: Some("1"),
+            },
+            Reply::Status {
+                status: 503,
+                retry_after: None,
+            },
+            answer("Finally.", usage(1, 1)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "retry?").await.unwrap();
+    assert_eq!(response.answer, "Finally.");
+    let times = f.provider.request_times();
+    assert_eq!(times.len(), 3);
+    let waited = times[1] - times[0];
+    assert!(
+        waited >= Duration::from_millis(1000),
+        "retried after {waited:?} despite Retry-After: 1"
+    );
+    // The 503 had no Retry-After: the backoff (200 ms base, jitter) applies.
+    let backoff = times[2] - times[1];
+    assert!(backoff >= Duration::from_millis(200), "{backoff:?}");
+}
+
+#[tokio::test]
+async fn errors_that_persist_or_cannot_improve_are_typed_and_not_retried_forever() {
+    let f = fixture(vec![], &[("LLM_MAX_RETRIES", "2")]).await;
+    f.provider.then_forever(Reply::Status {
+        status: 500,
+        retry_after: Some("0"),
+    });
+    let error = ask(&f, "down?").await.unwrap_err();
+    assert_eq!(error, AgentError::Llm(LlmError::Status { status: 500 }));
+    assert_eq!(f.provider.requests().len(), 3);
+
+    let f = fixture(
+        vec![Reply::Status {
+            status: 401,
+            retry_after: None,
+        }],
+        &[],
+    )
+    .await;
+    let error = ask(&f, "bad key?").await.unwrap_err();
+    assert_eq!(error, AgentError::Llm(LlmError::Status { status: 401 }));
+    assert_eq!(f.provider.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_provider_that_hangs_is_cut_off_at_the_deadline() {
+    let f = fixture(
+        vec![Reply::Hang(Duration::from_secs(30))],
+        &[("LLM_TIMEOUT_SECONDS", "0.5")],
+    )
+    .await;
+    let started = Instant::now();
+    let error = ask(&f, "hang?").await.unwrap_err();
+    assert_eq!(error, AgentError::Llm(LlmError::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn malformed_responses_are_typed_errors() {
+    let f = fixture(
+        vec![
+            Reply::Json(json!({"choices": []})),
+            Reply::Json(json!({"choices": [{"message": {"content": "x"}, "finish_reason": "banana"}]})),
+            Reply::Json(json!({"choices": "not a list"})),
+            Reply::Json(json!({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {}}]}, "finish_reason": "tool_calls"}]})),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        ask(&f, "1").await.unwrap_err(),
+        AgentError::Llm(LlmError::EmptyChoices)
+    );
+    assert_eq!(
+        ask(&f, "2").await.unwrap_err(),
+        AgentError::Llm(LlmError::UnknownFinishReason("banana".into()))
+    );
+    assert!(matches!(
+        ask(&f, "3").await.unwrap_err(),
+        AgentError::Llm(LlmError::Malformed(_))
+    ));
+    assert!(matches!(
+        ask(&f, "4").await.unwrap_err(),
+        AgentError::Llm(LlmError::Malformed(m)) if m.contains("function name")
+    ));
+}
+
+#[tokio::test]
+async fn model_override_is_gated_by_role_then_by_the_allowlist() {
+    let f = fixture(
+        vec![answer("From the other model.", usage(1, 1))],
+        &[("ALLOWED_MODELS", "google/gemini-2.5-flash")],
+    )
+    .await;
+    let asking = |model: &str| Question {
+        model: Some(model.to_string()),
+        ..Question::new("Which model?")
+    };
+    let forbidden = f
+        .agent
+        .answer(&asking("google/gemini-2.5-flash"), &staff(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        forbidden,
+        AgentError::ModelChoice(ModelChoiceError::Forbidden { .. })
+    ));
+    let not_allowed = f
+        .agent
+        .answer(&asking("some/other-model"), &admin(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        not_allowed,
+        AgentError::ModelChoice(ModelChoiceError::NotAllowed { .. })
+    ));
+    assert!(f.provider.requests().is_empty(), "a refused override reached the provider");
+    f.agent
+        .answer(&asking("google/gemini-2.5-flash"), &admin(), None)
+        .await
+        .unwrap();
+    assert_eq!(f.provider.requests()[0]["model"], "google/gemini-2.5-flash");
+}
+
+#[tokio::test]
+async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
+    let f = fixture(
+        vec![
+            streamed_tool_calls(
+                &[
+                    ("s1", "search_docs", r#"{"query":"humidity sensors"}"#),
+                    ("s2", "echo", r#"{"text":"percent"}"#),
+                ],
+                4,
+                usage(30, 5),
+            ),
+            streamed_answer(
+                &["Humidity ", "is reported ", "in percent."],
+                usage(40, 6),
+                Duration::from_millis(5),
+            ),
+        ],
+        &[],
+    )
+    .await;
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let response = f
+        .agent
+        .answer(&Question::new("How is humidity reported?"), &staff(), Some(&sender))
+        .await
+        .unwrap();
+    drop(sender);
+    let mut events = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    assert_eq!(response.answer, "Humidity is reported in percent.");
+    assert_eq!(response.usage.total_tokens, 81);
+    assert_eq!(response.trace[0].arguments, json!({"query": "humidity sensors"}));
+    assert!(response.trace.iter().all(|t| t.ok));
+    let tokens: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Token { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tokens, vec!["Humidity ", "is reported ", "in percent."]);
+    assert!(matches!(&events[0], AgentEvent::ToolCall { tool, .. } if tool == "search_docs"));
+    assert!(matches!(&events[2], AgentEvent::ToolResult { ok: true, .. }));
+    let requests = f.provider.requests();
+    assert_eq!(requests[0]["stream"], true);
+    assert_eq!(requests[0]["stream_options"]["include_usage"], true);
+    assert_eq!(messages(&requests[1])[2]["tool_calls"][1]["function"]["arguments"], r#"{"text":"percent"}"#);
+}
+
+#[tokio::test]
+async fn top_k_of_the_request_reaches_search_docs_and_history_precedes_the_question() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "search_docs", r#"{"query":"sensors"}"#)], usage(1, 1)),
+            answer("One passage.", usage(1, 1)),
+        ],
+        &[],
+    )
+    .await;
+    let question = Question {
+        top_k: Some(1),
+        history: vec![
+            HistoryMessage {
+                role: HistoryRole::User,
+                content: "Earlier question".into(),
+            },
+            HistoryMessage {
+                role: HistoryRole::Assistant,
+                content: "Earlier answer".into(),
+            },
+        ],
+        ..Question::new("Now this")
+    };
+    let response = f.agent.answer(&question, &staff(), None).await.unwrap();
+    assert_eq!(response.trace[0].summary, "1 passages from 1 pages");
+    let first = messages(&f.provider.requests()[0]).clone();
+    let roles: Vec<&str> = first.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, vec!["system", "user", "assistant", "user"]);
+    assert_eq!(first[3]["content"], "Now this");
+    let second = f.provider.requests()[1].clone();
+    let result: Value =
+        serde_json::from_str(messages(&second)[5]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["results"].as_array().unwrap().len(), 1);
+}
