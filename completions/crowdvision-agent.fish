@@ -65,10 +65,18 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sear
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l explain -d 'Also print the plans and timings of the vector and keyword searches'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l model -d 'Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l json -d 'Print the response object as JSON (with --stream: one JSON event a line, then `done`)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l stream -d 'Print the answer\'s text as it arrives'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s v -l verbose -d 'Also print the tool trace, usage and cost'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l model -d 'Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l history -d 'Where typed lines are kept between sessions (default: in the user\'s data directory)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s h -l help -d 'Print help'

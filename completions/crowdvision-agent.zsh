@@ -77,24 +77,32 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (ask)
 _arguments "${_arguments_options[@]}" : \
+'--model=[Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)]:MODEL:_default' \
+'--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--json[Print the response object as JSON (with --stream\: one JSON event a line, then \`done\`)]' \
+'--stream[Print the answer'\''s text as it arrives]' \
+'-v[Also print the tool trace, usage and cost]' \
+'--verbose[Also print the tool trace, usage and cost]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
+':question -- The question:_default' \
 && ret=0
 ;;
 (chat)
 _arguments "${_arguments_options[@]}" : \
+'--model=[Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)]:MODEL:_default' \
+'--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
+'--history=[Where typed lines are kept between sessions (default\: in the user'\''s data directory)]:FILE:_files' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
 && ret=0
 ;;
 (eval)

@@ -2,12 +2,14 @@
 //!
 //! - [`llm`]: the LLM port (`ChatModel`) and its own message types; [`openai`] its adapter.
 //! - [`tools`]: the tool port, the registry, and the tools.
+//! - [`conversation`]: the turns and totals of a `chat` session.
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.
 //! - [`usage`], [`response`]: usage and cost over hops, and the response object.
 
 pub mod answer;
+pub mod conversation;
 pub mod decision;
 pub mod llm;
 pub mod model_choice;

@@ -3,6 +3,7 @@
 //! `--help` shows the whole tool; running one says it is not implemented yet (exit 2).
 
 mod ask;
+mod chat;
 mod chunk;
 mod db;
 mod identity;
@@ -51,7 +52,7 @@ pub enum Command {
     /// Answer one question: text, citations, tool trace, usage, cost, decision.
     Ask(ask::AskArgs),
     /// Multi-turn conversation with history, the same loop as ask.
-    Chat(LaterArgs),
+    Chat(chat::ChatArgs),
     /// Golden-dataset evaluation.
     Eval(LaterArgs),
     /// Serve the HTTP API.
@@ -103,7 +104,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Search(args) => search::run(load()?, cli.claims, args).await,
         Command::Ask(args) => ask::run(load()?, cli.claims, args).await,
-        Command::Chat(_) => not_yet("chat"),
+        Command::Chat(args) => chat::run(load()?, cli.claims, args).await,
         Command::Eval(_) => not_yet("eval"),
         Command::Serve(_) => not_yet("serve"),
         Command::Tools(args) => tools::run(load()?, cli.claims, args).await,

@@ -186,7 +186,10 @@ fn messages(request: &Value) -> &Vec<Value> {
 async fn chains_tools_over_hops_and_keeps_only_real_citations() {
     let f = fixture(
         vec![
-            tool_calls(&[("c1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)], usage(100, 10)),
+            tool_calls(
+                &[("c1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)],
+                usage(100, 10),
+            ),
             tool_calls(&[("c2", "echo", r#"{"text":"1000 ppm"}"#)], usage(150, 12)),
         ],
         &[],
@@ -260,7 +263,11 @@ async fn calls_of_one_turn_run_together_and_results_keep_the_requested_order() {
         vec![
             tool_calls(
                 &[
-                    ("a", "echo", r#"{"text":"first","meet":true,"then_sleep_ms":100}"#),
+                    (
+                        "a",
+                        "echo",
+                        r#"{"text":"first","meet":true,"then_sleep_ms":100}"#,
+                    ),
                     ("b", "echo", r#"{"text":"second","meet":true}"#),
                 ],
                 usage(10, 1),
@@ -324,7 +331,12 @@ async fn tool_failures_go_back_to_the_model_which_recovers() {
         .collect();
     assert_eq!(
         kinds,
-        vec!["bad_arguments", "unknown_tool", "unavailable", "bad_arguments"]
+        vec![
+            "bad_arguments",
+            "unknown_tool",
+            "unavailable",
+            "bad_arguments"
+        ]
     );
     // The invalid JSON is kept as text in the trace, never dropped.
     assert_eq!(response.trace[0].arguments, json!(r#"{"query": "co2"#));
@@ -354,7 +366,11 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
             answer(&refusal, usage(50, 9)),
             answer("Hello! Ask me about your buildings.", usage(50, 9)),
             tool_calls(
-                &[("c1", "search_docs", r#"{"query":"parking garage elevator"}"#)],
+                &[(
+                    "c1",
+                    "search_docs",
+                    r#"{"query":"parking garage elevator"}"#,
+                )],
                 usage(50, 9),
             ),
             answer(IDK_MARKER, usage(60, 9)),
@@ -370,7 +386,9 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
     let greeting = ask(&f, "Hi there").await.unwrap();
     assert_eq!(greeting.decision, Decision::Answered);
 
-    let unknown = ask(&f, "Where is the parking garage elevator?").await.unwrap();
+    let unknown = ask(&f, "Where is the parking garage elevator?")
+        .await
+        .unwrap();
     assert_eq!(unknown.decision, Decision::Idk);
     assert!(unknown.idk);
     assert_eq!(unknown.answer, IDK_MARKER);
@@ -386,7 +404,10 @@ async fn provider_cost_is_summed_and_the_estimate_uses_the_price_table() {
     };
     let f = fixture(
         vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"x"}"#)], with_cost(1000, 100, 0.0012)),
+            tool_calls(
+                &[("c1", "echo", r#"{"text":"x"}"#)],
+                with_cost(1000, 100, 0.0012),
+            ),
             answer("Done.", with_cost(2000, 200, 0.0021)),
             answer("No cost reported.", usage(1_000_000, 0)),
         ],
@@ -532,7 +553,10 @@ async fn model_override_is_gated_by_role_then_by_the_allowlist() {
         not_allowed,
         AgentError::ModelChoice(ModelChoiceError::NotAllowed { .. })
     ));
-    assert!(f.provider.requests().is_empty(), "a refused override reached the provider");
+    assert!(
+        f.provider.requests().is_empty(),
+        "a refused override reached the provider"
+    );
     f.agent
         .answer(&asking("google/gemini-2.5-flash"), &admin(), None)
         .await
@@ -564,7 +588,11 @@ async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let response = f
         .agent
-        .answer(&Question::new("How is humidity reported?"), &staff(), Some(&sender))
+        .answer(
+            &Question::new("How is humidity reported?"),
+            &staff(),
+            Some(&sender),
+        )
         .await
         .unwrap();
     drop(sender);
@@ -574,7 +602,10 @@ async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
     }
     assert_eq!(response.answer, "Humidity is reported in percent.");
     assert_eq!(response.usage.total_tokens, 81);
-    assert_eq!(response.trace[0].arguments, json!({"query": "humidity sensors"}));
+    assert_eq!(
+        response.trace[0].arguments,
+        json!({"query": "humidity sensors"})
+    );
     assert!(response.trace.iter().all(|t| t.ok));
     let tokens: Vec<&str> = events
         .iter()
@@ -585,18 +616,27 @@ async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
         .collect();
     assert_eq!(tokens, vec!["Humidity ", "is reported ", "in percent."]);
     assert!(matches!(&events[0], AgentEvent::ToolCall { tool, .. } if tool == "search_docs"));
-    assert!(matches!(&events[2], AgentEvent::ToolResult { ok: true, .. }));
+    assert!(matches!(
+        &events[2],
+        AgentEvent::ToolResult { ok: true, .. }
+    ));
     let requests = f.provider.requests();
     assert_eq!(requests[0]["stream"], true);
     assert_eq!(requests[0]["stream_options"]["include_usage"], true);
-    assert_eq!(messages(&requests[1])[2]["tool_calls"][1]["function"]["arguments"], r#"{"text":"percent"}"#);
+    assert_eq!(
+        messages(&requests[1])[2]["tool_calls"][1]["function"]["arguments"],
+        r#"{"text":"percent"}"#
+    );
 }
 
 #[tokio::test]
 async fn top_k_of_the_request_reaches_search_docs_and_history_precedes_the_question() {
     let f = fixture(
         vec![
-            tool_calls(&[("c1", "search_docs", r#"{"query":"sensors"}"#)], usage(1, 1)),
+            tool_calls(
+                &[("c1", "search_docs", r#"{"query":"sensors"}"#)],
+                usage(1, 1),
+            ),
             answer("One passage.", usage(1, 1)),
         ],
         &[],
@@ -626,4 +666,217 @@ async fn top_k_of_the_request_reaches_search_docs_and_history_precedes_the_quest
     let result: Value =
         serde_json::from_str(messages(&second)[5]["content"].as_str().unwrap()).unwrap();
     assert_eq!(result["results"].as_array().unwrap().len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `ask` command against the scripted provider
+
+fn ask_command(
+    dir: &std::path::Path,
+    url: &str,
+    provider: &ScriptedProvider,
+) -> std::process::Command {
+    let mut command = crate::util::agent(dir);
+    command
+        .env("DATABASE_URL", url)
+        .env("LLM_BASE_URL", &provider.url)
+        .env("OPENROUTER_API_KEY", "test-key")
+        .env("EMBEDDING_PROVIDER", "local")
+        .env("REQUIRE_AUTH", "false");
+    command
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_json_prints_the_whole_response_object() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let provider = ScriptedProvider::start(vec![tool_calls(
+        &[("c1", "search_docs", r#"{"query":"zebra"}"#)],
+        usage(20, 4),
+    )])
+    .await;
+    provider.then_forever(answer(
+        "The lobby has a zebra display [^nope].",
+        usage(30, 8),
+    ));
+    let mut command = ask_command(dir.path(), &url, &provider);
+    command.args(["ask", "What is in the lobby?", "--json"]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", crate::util::stderr(&output));
+    let body: Value = serde_json::from_str(&crate::util::stdout(&output)).unwrap();
+    for field in [
+        "answer",
+        "citations",
+        "trace",
+        "usage",
+        "cost",
+        "idk",
+        "decision",
+        "model",
+        "retrieval",
+    ] {
+        assert!(body.get(field).is_some(), "{field} missing from {body}");
+    }
+    assert_eq!(body["answer"], "The lobby has a zebra display.");
+    assert_eq!(body["retrieval"]["hallucinated_citations"], json!(["nope"]));
+    assert_eq!(body["decision"], "answered");
+    assert_eq!(body["usage"]["total_tokens"], 62);
+    assert_eq!(body["trace"][0]["tool"], "search_docs");
+    // Anonymous: the staff page is filtered out inside the search.
+    assert_eq!(body["trace"][0]["summary"], "1 passages from 1 pages");
+    assert_eq!(provider.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_stream_prints_tokens_as_they_arrive() {
+    use std::io::Read;
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let pieces = ["Zebras ", "are ", "in ", "the ", "lobby."];
+    let provider = ScriptedProvider::start(vec![streamed_answer(
+        &pieces,
+        usage(5, 5),
+        Duration::from_millis(300),
+    )])
+    .await;
+    let mut command = ask_command(dir.path(), &url, &provider);
+    command
+        .args(["ask", "Where are zebras?", "--stream"])
+        .stdout(std::process::Stdio::piped());
+    // Record when each piece of output arrives.
+    let arrivals = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let mut child = command.spawn().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut arrivals = Vec::new();
+        let mut buffer = [0u8; 256];
+        loop {
+            let n = stdout.read(&mut buffer).unwrap();
+            if n == 0 {
+                break;
+            }
+            arrivals.push((
+                started.elapsed(),
+                String::from_utf8_lossy(&buffer[..n]).into_owned(),
+            ));
+        }
+        assert!(child.wait().unwrap().success());
+        arrivals
+    })
+    .await
+    .unwrap();
+    let text: String = arrivals.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(text.trim(), "Zebras are in the lobby.");
+    // The pieces are 300 ms apart: streamed output arrives in several reads spread over time,
+    // the first well before the last.
+    assert!(arrivals.len() >= 3, "{arrivals:?}");
+    let spread = arrivals.last().unwrap().0 - arrivals[0].0;
+    assert!(spread >= Duration::from_millis(900), "{arrivals:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_without_a_key_is_a_configuration_error() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let mut command = crate::util::agent(dir.path());
+    command
+        .env("DATABASE_URL", &url)
+        .env("REQUIRE_AUTH", "false")
+        .args(["ask", "anything"]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(crate::util::stderr(&output).contains("OPENROUTER_API_KEY"));
+}
+
+/// Sends SIGINT to a child process, as Ctrl-C in its terminal would.
+fn interrupt(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_remembers_the_conversation_and_ctrl_c_cancels_only_the_answer() {
+    use std::io::Write as _;
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let provider = ScriptedProvider::start(vec![
+        streamed_answer(
+            &["Zebras live ", "in the lobby."],
+            usage(10, 5),
+            Duration::ZERO,
+        ),
+        Reply::Hang(Duration::from_secs(60)),
+        streamed_answer(&["Still ", "the lobby."], usage(20, 5), Duration::ZERO),
+    ])
+    .await;
+    let history_file = dir.path().join("history.txt");
+    let mut command = ask_command(dir.path(), &url, &provider);
+    command
+        .args(["chat", "--history"])
+        .arg(&history_file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let wait_for_requests = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while provider.requests().len() < n {
+            assert!(Instant::now() < deadline, "the chat never sent request {n}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    writeln!(stdin, "Where are the zebras?").unwrap();
+    wait_for_requests(1);
+    writeln!(stdin, "This one hangs").unwrap();
+    wait_for_requests(2);
+    std::thread::sleep(Duration::from_millis(200));
+    interrupt(&child);
+    writeln!(stdin, "And now?").unwrap();
+    wait_for_requests(3);
+    writeln!(stdin, "/cost").unwrap();
+    writeln!(stdin, "/trace").unwrap();
+    writeln!(stdin, "/reset").unwrap();
+    drop(stdin); // Ctrl-D
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let out = crate::util::stdout(&output);
+    assert!(
+        output.status.success(),
+        "{out}\n{}",
+        crate::util::stderr(&output)
+    );
+    assert!(out.contains("Zebras live in the lobby."), "{out}");
+    assert!(out.contains("(cancelled)"), "{out}");
+    assert!(out.contains("Still the lobby."), "{out}");
+    assert!(
+        out.contains("2 answers · tokens 30 in + 10 out = 40"),
+        "{out}"
+    );
+    assert!(out.contains("the last answer called no tools"), "{out}");
+    assert!(out.contains("conversation forgotten"), "{out}");
+    // The third request carries the first exchange, and not the cancelled question.
+    let third = provider.requests()[2].clone();
+    let contents: Vec<&str> = messages(&third)
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        vec![
+            "Where are the zebras?",
+            "Zebras live in the lobby.",
+            "And now?"
+        ]
+    );
+    let history = std::fs::read_to_string(&history_file).unwrap();
+    assert!(
+        history.contains("This one hangs") && history.contains("/cost"),
+        "{history}"
+    );
 }

@@ -86,11 +86,7 @@ impl ScriptedProvider {
 }
 
 async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
-    script
-        .requests
-        .lock()
-        .unwrap()
-        .push((Instant::now(), body));
+    script.requests.lock().unwrap().push((Instant::now(), body));
     let next = script.replies.lock().unwrap().pop_front();
     let reply = next.or_else(|| script.forever.lock().unwrap().clone());
     match reply {
@@ -130,10 +126,7 @@ async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response
                         Some(chunk) => (format!("data: {chunk}\n\n"), false),
                         None => ("data: [DONE]\n\n".to_string(), true),
                     };
-                    Some((
-                        Ok::<_, std::io::Error>(text),
-                        (rest, finished, false),
-                    ))
+                    Some((Ok::<_, std::io::Error>(text), (rest, finished, false)))
                 },
             );
             Response::builder()

@@ -372,7 +372,7 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
 }
 
 /// An embedded store holding one public page and one staff page, both about "zebra".
-fn open_and_staff_pages() -> (tempfile::TempDir, String) {
+pub(crate) fn open_and_staff_pages() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("docs/open.md"),

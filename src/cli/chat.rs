@@ -1,0 +1,178 @@
+//! `chat`: a REPL over the same agent as `ask`, remembering the conversation. Answers stream as
+//! they are produced. Ctrl-C while an answer is running cancels that answer (the question is
+//! forgotten) and returns to the prompt; Ctrl-C at the prompt clears the line; Ctrl-D exits.
+//! Lines typed are kept in a history file across sessions.
+
+use super::ask::build_agent;
+use super::{identity, render};
+use anyhow::Result;
+use clap::Args;
+use crowdvision_agent::agent::answer::{Agent, AgentEvent};
+use crowdvision_agent::agent::conversation::Conversation;
+use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::config::Config;
+use rustyline::error::ReadlineError;
+use rustyline::DefaultEditor;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+Type a question, or a command:
+  /model [NAME]  show the answer model, or use NAME from now on (/model default: the configured one)
+  /trace         the tool calls of the last answer
+  /cost          tokens and cost of this session
+  /reset         forget the conversation so far
+  /help          this text
+Ctrl-C cancels an answer in progress; Ctrl-D leaves.";
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE).
+    #[arg(long)]
+    model: Option<String>,
+    /// Passages search_docs returns (1 to 50; default TOP_K_FINAL).
+    #[arg(long)]
+    top_k: Option<usize>,
+    /// Where typed lines are kept between sessions (default: in the user's data directory).
+    #[arg(long, value_name = "FILE")]
+    history: Option<PathBuf>,
+}
+
+pub async fn run(config: Config, claims: Option<PathBuf>, args: ChatArgs) -> Result<ExitCode> {
+    let user = identity::resolve(claims.as_deref(), &config)?;
+    let agent = build_agent(&config).await?;
+    let history_file = args.history.unwrap_or_else(default_history_file);
+    let mut editor = DefaultEditor::new()?;
+    // A missing history file is the normal first run.
+    let _ = editor.load_history(&history_file);
+    let mut conversation = Conversation::new(args.model, args.top_k);
+    println!(
+        "CrowdVision chat, model {}. /help for commands, Ctrl-D to leave.",
+        agent.default_model()
+    );
+    loop {
+        let line = tokio::task::block_in_place(|| editor.readline("> "));
+        let line = match line {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(error) => return Err(error.into()),
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line);
+        if let Some(command) = line.strip_prefix('/') {
+            run_command(command, &mut conversation, &agent);
+        } else {
+            answer(line, &mut conversation, &agent, &user).await;
+        }
+    }
+    if let Some(parent) = history_file.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    if let Err(error) = editor.save_history(&history_file) {
+        eprintln!(
+            "could not save the history to {}: {error}",
+            history_file.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_history_file() -> PathBuf {
+    directories::ProjectDirs::from("", "", "crowdvision-agent")
+        .map(|dirs| dirs.data_dir().join("chat_history.txt"))
+        .unwrap_or_else(|| PathBuf::from(".crowdvision-agent-chat-history"))
+}
+
+/// Streams one answer; Ctrl-C drops it (closing the provider connection) and keeps the session.
+async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user: &AuthUser) {
+    let question = conversation.question(text);
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        while let Some(event) = receiver.recv().await {
+            let mut out = std::io::stdout().lock();
+            match event {
+                AgentEvent::Token { text } => {
+                    let _ = write!(out, "{text}");
+                }
+                AgentEvent::ToolCall { tool, .. } => {
+                    let _ = writeln!(out, "… {tool}");
+                }
+                AgentEvent::ToolResult { .. } => {}
+            }
+            let _ = out.flush();
+        }
+    });
+    let outcome = tokio::select! {
+        result = agent.answer(&question, user, Some(&sender)) => Some(result),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    drop(sender);
+    let _ = printer.await;
+    match outcome {
+        None => println!("\n(cancelled)"),
+        Some(Err(error)) => println!("\nerror: {error}"),
+        Some(Ok(response)) => {
+            println!();
+            if !response.citations.is_empty() {
+                println!("Sources:\n{}", render::citation_lines(&response).trim_end());
+            }
+            conversation.record(text, response);
+        }
+    }
+}
+
+fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
+    let (name, argument) = command
+        .split_once(char::is_whitespace)
+        .map_or((command, ""), |(n, a)| (n, a.trim()));
+    match name {
+        "help" => println!("{HELP}"),
+        "model" if argument.is_empty() => println!(
+            "model: {}",
+            conversation
+                .model
+                .as_deref()
+                .unwrap_or(agent.default_model())
+        ),
+        "model" if argument == "default" => {
+            conversation.model = None;
+            println!("model: {}", agent.default_model());
+        }
+        "model" => {
+            // Checked against the override gate when the next question is asked.
+            conversation.model = Some(argument.to_string());
+            println!("model: {argument}");
+        }
+        "trace" => match &conversation.last {
+            Some(last) if !last.trace.is_empty() => {
+                println!("{}", render::trace_table(&last.trace))
+            }
+            Some(_) => println!("the last answer called no tools"),
+            None => println!("no answer yet"),
+        },
+        "cost" => {
+            let totals = &conversation.totals;
+            println!(
+                "{} answers · tokens {} in + {} out = {} · estimated ${:.6} · provider {}",
+                totals.answers,
+                totals.usage.prompt_tokens,
+                totals.usage.completion_tokens,
+                totals.usage.total_tokens,
+                totals.estimated_usd,
+                totals
+                    .provider_usd
+                    .map_or("n/a".to_string(), |usd| format!("${usd:.6}")),
+            );
+        }
+        "reset" => {
+            conversation.reset();
+            println!("conversation forgotten");
+        }
+        other => println!("unknown command /{other}; /help lists them"),
+    }
+}
