@@ -1,0 +1,219 @@
+//! The agent's own overhead per request: everything `Agent::answer` does except waiting for the
+//! provider and the tools. A two-hop answer (one `search_docs`-shaped tool call returning six
+//! passages of ~1,200 characters, then a final answer citing two of them) is answered again and
+//! again against providers that answer at once:
+//!
+//! - in process: a `ChatModel` that hands back prepared turns (the loop, message building,
+//!   tool dispatch through the registry, citation check and response assembly);
+//! - over loopback HTTP: the OpenAI-compatible adapter against the scripted chat-completions
+//!   server of the integration tests, so JSON encoding, the HTTP client and the server's own
+//!   handling are included (an upper bound on what the adapter adds).
+//!
+//! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`).
+
+#[path = "../tests/integration/provider.rs"]
+#[allow(dead_code)]
+mod provider;
+
+use async_trait::async_trait;
+use crowdvision_agent::agent::answer::{Agent, AgentSettings, Question};
+use crowdvision_agent::agent::decision::Decision;
+use crowdvision_agent::agent::llm::{
+    ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, TokenSink, ToolCall,
+};
+use crowdvision_agent::agent::model_choice::ModelChoice;
+use crowdvision_agent::agent::openai::OpenAiChat;
+use crowdvision_agent::agent::tools::registry::ToolRegistry;
+use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
+use crowdvision_agent::agent::usage::{PriceTable, Usage};
+use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::config::{Config, RawSettings};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Returns six fixed passages at once, shaped as `search_docs` results.
+struct InstantDocs {
+    results: serde_json::Value,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DocsArgs {
+    /// What to look for.
+    query: String,
+}
+
+#[async_trait]
+impl Tool for InstantDocs {
+    type Args = DocsArgs;
+    fn name(&self) -> &'static str {
+        "search_docs"
+    }
+    fn description(&self) -> &'static str {
+        "Search the CrowdVision documentation."
+    }
+    async fn run(
+        &self,
+        args: DocsArgs,
+        _context: ToolContext<'_>,
+    ) -> Result<(serde_json::Value, String), ToolError> {
+        debug_assert!(!args.query.is_empty());
+        Ok((self.results.clone(), "6 passages from 6 pages".into()))
+    }
+}
+
+fn passages() -> serde_json::Value {
+    let text = "CO2 sensors report parts per million; the alarm threshold is configurable. "
+        .repeat(16);
+    let results: Vec<serde_json::Value> = (0..6)
+        .map(|i| {
+            serde_json::json!({
+                "chunk_id": format!("chunk{i:02}abcdef0123456789"),
+                "source": format!("user/page-{i}.md"),
+                "section": "Sensors > CO2 > Thresholds",
+                "text": text,
+            })
+        })
+        .collect();
+    serde_json::json!({ "results": results })
+}
+
+const FINAL_ANSWER: &str = "The CO2 alarm threshold is configurable per room [^chunk00abcdef0123456789], \
+     and readings are in parts per million [^chunk03abcdef0123456789].";
+
+/// Hands back the prepared turns in turn: a tool call when the last message is the question,
+/// the final answer once a tool result is there.
+struct InstantModel {
+    calling: ChatTurn,
+    answering: ChatTurn,
+}
+
+#[async_trait]
+impl ChatModel for InstantModel {
+    async fn chat(
+        &self,
+        request: ChatRequest<'_>,
+        _tokens: Option<&TokenSink<'_>>,
+    ) -> Result<ChatTurn, LlmError> {
+        let after_tools = request
+            .messages
+            .last()
+            .is_some_and(|m| m.tool_call_id.is_some());
+        Ok(if after_tools {
+            self.answering.clone()
+        } else {
+            self.calling.clone()
+        })
+    }
+}
+
+fn turn(message: Message, finish: FinishReason) -> ChatTurn {
+    ChatTurn {
+        message,
+        finish,
+        usage: Usage {
+            prompt_tokens: 1500,
+            completion_tokens: 40,
+            total_tokens: 1540,
+        },
+        provider_cost: None,
+        model: "openai/gpt-4o-mini".into(),
+    }
+}
+
+fn registry() -> Arc<ToolRegistry> {
+    let mut registry = ToolRegistry::new(Duration::from_secs(5));
+    registry.register(InstantDocs {
+        results: passages(),
+    });
+    Arc::new(registry)
+}
+
+fn agent(model: Arc<dyn ChatModel>) -> Agent {
+    Agent::new(
+        model,
+        registry(),
+        AgentSettings {
+            temperature: 0.1,
+            max_output_tokens: 2048,
+            max_tool_hops: 6,
+        },
+        ModelChoice {
+            default_model: "openai/gpt-4o-mini".into(),
+            min_role: "business_admin".into(),
+            allowed: vec![],
+        },
+        PriceTable::default(),
+    )
+}
+
+async fn measure(agent: &Agent, requests: usize) -> Vec<Duration> {
+    let user =
+        AuthUser::from_claims(r#"{"sub":"bench","roles":["business_staff"],"domains":["acme"]}"#)
+            .unwrap();
+    let question = Question::new("What is the CO2 alarm threshold?");
+    let mut times = Vec::with_capacity(requests);
+    for i in 0..requests + requests / 10 {
+        let started = Instant::now();
+        let response = agent.answer(&question, &user, None).await.unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(response.decision, Decision::Answered);
+        assert_eq!(response.citations.len(), 2);
+        // The first tenth warms up.
+        if i >= requests / 10 {
+            times.push(elapsed);
+        }
+    }
+    times.sort();
+    times
+}
+
+fn report(label: &str, times: &[Duration]) {
+    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    println!(
+        "| {label} | {} | {:.1} µs | {:.1} µs | {:.1} µs |",
+        times.len(),
+        at(0.5).as_secs_f64() * 1e6,
+        at(0.9).as_secs_f64() * 1e6,
+        at(0.99).as_secs_f64() * 1e6,
+    );
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let requests: usize = std::env::var("REQUESTS").map_or(20_000, |v| v.parse().unwrap());
+    let http_requests: usize = std::env::var("HTTP_REQUESTS").map_or(2_000, |v| v.parse().unwrap());
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "search_docs".into(),
+        arguments: r#"{"query":"CO2 alarm threshold"}"#.into(),
+    };
+    let in_process = agent(Arc::new(InstantModel {
+        calling: turn(Message::assistant_calls(vec![call]), FinishReason::ToolCalls),
+        answering: turn(Message::assistant(FINAL_ANSWER), FinishReason::Stop),
+    }));
+    println!("| provider | requests | p50 | p90 | p99 |");
+    println!("|---|---:|---:|---:|---:|");
+    report("in process (agent alone)", &measure(&in_process, requests).await);
+
+    let calls = [("call_1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)];
+    // The scripted server plays its script in order: alternate the two turns.
+    let mut script = Vec::new();
+    for _ in 0..(http_requests + http_requests / 10) {
+        script.push(provider::tool_calls(&calls, provider::usage(1500, 20)));
+        script.push(provider::answer(FINAL_ANSWER, provider::usage(1600, 40)));
+    }
+    let server = provider::ScriptedProvider::start(script).await;
+    let config = Config::from_raw(&RawSettings::from_pairs([
+        ("LLM_BASE_URL", server.url.as_str()),
+        ("OPENROUTER_API_KEY", "bench"),
+    ]))
+    .unwrap();
+    let over_http = agent(Arc::new(OpenAiChat::new(&config.llm)));
+    report(
+        "loopback HTTP (agent + adapter + scripted server)",
+        &measure(&over_http, http_requests).await,
+    );
+}
