@@ -65,8 +65,8 @@ impl Tool for InstantDocs {
 }
 
 fn passages() -> serde_json::Value {
-    let text = "CO2 sensors report parts per million; the alarm threshold is configurable. "
-        .repeat(16);
+    let text =
+        "CO2 sensors report parts per million; the alarm threshold is configurable. ".repeat(16);
     let results: Vec<serde_json::Value> = (0..6)
         .map(|i| {
             serde_json::json!({
@@ -80,7 +80,8 @@ fn passages() -> serde_json::Value {
     serde_json::json!({ "results": results })
 }
 
-const FINAL_ANSWER: &str = "The CO2 alarm threshold is configurable per room [^chunk00abcdef0123456789], \
+const FINAL_ANSWER: &str =
+    "The CO2 alarm threshold is configurable per room [^chunk00abcdef0123456789], \
      and readings are in parts per million [^chunk03abcdef0123456789].";
 
 /// Hands back the prepared turns in turn: a tool call when the last message is the question,
@@ -191,14 +192,24 @@ async fn main() {
         arguments: r#"{"query":"CO2 alarm threshold"}"#.into(),
     };
     let in_process = agent(Arc::new(InstantModel {
-        calling: turn(Message::assistant_calls(vec![call]), FinishReason::ToolCalls),
+        calling: turn(
+            Message::assistant_calls(vec![call]),
+            FinishReason::ToolCalls,
+        ),
         answering: turn(Message::assistant(FINAL_ANSWER), FinishReason::Stop),
     }));
     println!("| provider | requests | p50 | p90 | p99 |");
     println!("|---|---:|---:|---:|---:|");
-    report("in process (agent alone)", &measure(&in_process, requests).await);
+    report(
+        "in process (agent alone)",
+        &measure(&in_process, requests).await,
+    );
 
-    let calls = [("call_1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)];
+    let calls = [(
+        "call_1",
+        "search_docs",
+        r#"{"query":"CO2 alarm threshold"}"#,
+    )];
     // The scripted server plays its script in order: alternate the two turns.
     let mut script = Vec::new();
     for _ in 0..(http_requests + http_requests / 10) {

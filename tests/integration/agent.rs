@@ -880,3 +880,43 @@ async fn chat_remembers_the_conversation_and_ctrl_c_cancels_only_the_answer() {
         "{history}"
     );
 }
+
+#[tokio::test]
+async fn refused_connections_are_retried_with_backoff_then_reported() {
+    // A port that was just free: nothing listens there.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let config = Config::from_raw(&RawSettings::from_pairs([
+        (
+            "LLM_BASE_URL",
+            format!("http://127.0.0.1:{port}/v1").as_str(),
+        ),
+        ("OPENROUTER_API_KEY", "test-key"),
+        ("LLM_MAX_RETRIES", "2"),
+    ]))
+    .unwrap();
+    let model = OpenAiChat::new(&config.llm);
+    let started = Instant::now();
+    let error = crowdvision_agent::agent::llm::ChatModel::chat(
+        &model,
+        crowdvision_agent::agent::llm::ChatRequest {
+            model: "m",
+            messages: &[crowdvision_agent::agent::llm::Message::user("hi")],
+            tools: &[],
+            temperature: 0.0,
+            max_output_tokens: 10,
+        },
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, LlmError::Transport(_)), "{error:?}");
+    // Two retries after backoffs of at least 200 and 400 ms.
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
+}
