@@ -26,6 +26,7 @@ use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
 use crowdvision_agent::agent::usage::{PriceTable, Usage};
+use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, RawSettings};
 use schemars::JsonSchema;
@@ -146,6 +147,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             min_role: "business_admin".into(),
             allowed: vec![],
         },
+        Arc::new(Authorizer::new("business_admin")),
         PriceTable::default(),
     )
 }

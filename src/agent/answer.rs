@@ -14,6 +14,7 @@ use super::run::{LoopState, Step};
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
 use super::usage::{Cost, Price, PriceTable, Usage};
+use crate::auth::authz::Authorizer;
 use crate::auth::AuthUser;
 use crate::citations::{self, ChunkOrigin};
 use crate::config::Config;
@@ -111,6 +112,7 @@ pub struct Agent {
     schemas: Vec<ToolSchema>,
     settings: AgentSettings,
     model_choice: ModelChoice,
+    authz: Arc<Authorizer>,
     prices: PriceTable,
     system_prompt: String,
 }
@@ -121,6 +123,7 @@ impl Agent {
         tools: Arc<ToolRegistry>,
         settings: AgentSettings,
         model_choice: ModelChoice,
+        authz: Arc<Authorizer>,
         prices: PriceTable,
     ) -> Agent {
         Agent {
@@ -129,6 +132,7 @@ impl Agent {
             tools,
             settings,
             model_choice,
+            authz,
             prices,
             system_prompt: system_prompt(),
         }
@@ -163,6 +167,7 @@ impl Agent {
                 min_role: config.access.model_override_min_role.clone(),
                 allowed: config.access.allowed_models.clone(),
             },
+            Arc::new(Authorizer::new(&config.access.model_override_min_role)),
             prices,
         )
     }
@@ -179,7 +184,9 @@ impl Agent {
         user: &AuthUser,
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
-        let model = self.model_choice.resolve(question.model.as_deref(), user)?;
+        let model = self
+            .model_choice
+            .resolve(question.model.as_deref(), user, &self.authz)?;
         let context = ToolContext {
             user,
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),

@@ -1,8 +1,10 @@
-//! Which answer model a request runs on. A caller may name another model only when its role is
-//! at or above `MODEL_OVERRIDE_MIN_ROLE` and, when `ALLOWED_MODELS` is not empty, the model is
-//! listed. The embedding model is never chosen per request. Pure.
+//! Which answer model a request runs on. A caller may name another model only when the Cedar
+//! policy allows it `OverrideModel` (a role at or above `MODEL_OVERRIDE_MIN_ROLE`) and, when
+//! `ALLOWED_MODELS` is not empty, the model is listed. The embedding model is never chosen per
+//! request.
 
-use crate::auth::{AuthUser, RoleHierarchy};
+use crate::auth::authz::Authorizer;
+use crate::auth::AuthUser;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelChoiceError {
@@ -17,6 +19,7 @@ pub enum ModelChoiceError {
 #[derive(Debug, Clone)]
 pub struct ModelChoice {
     pub default_model: String,
+    /// Named in the refusal; the decision itself is the policy's.
     pub min_role: String,
     pub allowed: Vec<String>,
 }
@@ -28,15 +31,13 @@ impl ModelChoice {
         &self,
         requested: Option<&str>,
         user: &AuthUser,
+        authz: &Authorizer,
     ) -> Result<String, ModelChoiceError> {
         let requested = requested.map(str::trim).filter(|m| !m.is_empty());
         let Some(model) = requested.filter(|m| *m != self.default_model) else {
             return Ok(self.default_model.clone());
         };
-        let needed = RoleHierarchy::shipped()
-            .weight(&self.min_role)
-            .unwrap_or(u32::MAX);
-        if user.weight() < needed {
+        if !authz.can_override_model(user) {
             return Err(ModelChoiceError::Forbidden {
                 min_role: self.min_role.clone(),
             });
@@ -62,6 +63,10 @@ mod tests {
         }
     }
 
+    fn authz() -> Authorizer {
+        Authorizer::new("business_admin")
+    }
+
     fn choice(allowed: &[&str]) -> ModelChoice {
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),
@@ -74,16 +79,16 @@ mod tests {
     fn no_request_or_the_default_needs_no_role() {
         let staff = user("business_staff");
         assert_eq!(
-            choice(&[]).resolve(None, &staff).unwrap(),
+            choice(&[]).resolve(None, &staff, &authz()).unwrap(),
             "openai/gpt-4o-mini"
         );
         assert_eq!(
-            choice(&[]).resolve(Some(" "), &staff).unwrap(),
+            choice(&[]).resolve(Some(" "), &staff, &authz()).unwrap(),
             "openai/gpt-4o-mini"
         );
         assert_eq!(
             choice(&[])
-                .resolve(Some("openai/gpt-4o-mini"), &staff)
+                .resolve(Some("openai/gpt-4o-mini"), &staff, &authz())
                 .unwrap(),
             "openai/gpt-4o-mini"
         );
@@ -93,7 +98,7 @@ mod tests {
     fn below_the_role_is_forbidden_before_the_list_is_read() {
         for role in ["standard_customer", "business_staff", "made_up"] {
             assert!(matches!(
-                choice(&["x"]).resolve(Some("other/model"), &user(role)),
+                choice(&["x"]).resolve(Some("other/model"), &user(role), &authz()),
                 Err(ModelChoiceError::Forbidden { .. })
             ));
         }
@@ -103,17 +108,23 @@ mod tests {
     fn at_or_above_the_role_the_list_decides() {
         for role in ["business_admin", "admin"] {
             assert_eq!(
-                choice(&[]).resolve(Some("any/model"), &user(role)).unwrap(),
+                choice(&[])
+                    .resolve(Some("any/model"), &user(role), &authz())
+                    .unwrap(),
                 "any/model"
             );
             assert_eq!(
                 choice(&["google/gemini-2.5-flash"])
-                    .resolve(Some("google/gemini-2.5-flash"), &user(role))
+                    .resolve(Some("google/gemini-2.5-flash"), &user(role), &authz())
                     .unwrap(),
                 "google/gemini-2.5-flash"
             );
             assert!(matches!(
-                choice(&["google/gemini-2.5-flash"]).resolve(Some("any/model"), &user(role)),
+                choice(&["google/gemini-2.5-flash"]).resolve(
+                    Some("any/model"),
+                    &user(role),
+                    &authz()
+                ),
                 Err(ModelChoiceError::NotAllowed { .. })
             ));
         }

@@ -22,7 +22,7 @@ pub struct AuthUser {
     pub domains: Vec<String>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ClaimsError {
     #[error("the claims are too large")]
     TooLarge,
@@ -41,6 +41,8 @@ struct RawClaims {
     roles: Vec<String>,
     #[serde(default)]
     domains: Vec<String>,
+    /// Seconds since the epoch; checked by the request identity, not here.
+    exp: Option<serde_json::Number>,
 }
 
 #[derive(Deserialize)]
@@ -61,6 +63,11 @@ impl AuthUser {
 
     /// From claims text: JSON, or standard / URL-safe base64 of JSON, padding optional.
     pub fn from_claims(text: &str) -> Result<AuthUser, ClaimsError> {
+        AuthUser::from_claims_with_expiry(text).map(|(user, _)| user)
+    }
+
+    /// As [`AuthUser::from_claims`], with the claims' `exp` (seconds since the epoch) when set.
+    pub fn from_claims_with_expiry(text: &str) -> Result<(AuthUser, Option<f64>), ClaimsError> {
         let text = text.trim();
         if text.len() > MAX_CLAIMS_BYTES {
             return Err(ClaimsError::TooLarge);
@@ -71,7 +78,30 @@ impl AuthUser {
             decode_base64(text).ok_or(ClaimsError::Malformed)?
         };
         let raw: RawClaims = serde_json::from_slice(&json).map_err(|_| ClaimsError::Malformed)?;
-        AuthUser::from_raw(raw)
+        let expiry = raw.exp.as_ref().and_then(serde_json::Number::as_f64);
+        Ok((AuthUser::from_raw(raw)?, expiry))
+    }
+
+    /// The claims header value the downstream services expect for this caller (base64 of
+    /// JSON): every domain paired with every role as memberships, plus the flat lists so that
+    /// roles held without a domain are not lost.
+    pub fn to_claims_header(&self) -> String {
+        let memberships: Vec<serde_json::Value> = self
+            .domains
+            .iter()
+            .flat_map(|domain| {
+                self.roles
+                    .iter()
+                    .map(move |role| serde_json::json!({"domain": domain, "role": role}))
+            })
+            .collect();
+        let claims = serde_json::json!({
+            "sub": self.sub,
+            "memberships": memberships,
+            "roles": self.roles,
+            "domains": self.domains,
+        });
+        base64::engine::general_purpose::STANDARD.encode(claims.to_string())
     }
 
     fn from_raw(raw: RawClaims) -> Result<AuthUser, ClaimsError> {
@@ -161,6 +191,32 @@ mod tests {
             let user = AuthUser::from_claims(&encoded(GATEWAY, engine)).unwrap();
             assert_eq!(user.sub, "u1");
         }
+    }
+
+    #[test]
+    fn a_minted_header_reads_back_as_the_same_caller() {
+        for user in [
+            AuthUser::from_claims(GATEWAY).unwrap(),
+            AuthUser::from_claims(r#"{"sub":"a","roles":["admin"]}"#).unwrap(),
+            AuthUser::from_claims(r#"{"sub":"d","domains":["acme"]}"#).unwrap(),
+        ] {
+            assert_eq!(
+                AuthUser::from_claims(&user.to_claims_header()).unwrap(),
+                user
+            );
+        }
+    }
+
+    #[test]
+    fn expiry_is_read_when_present() {
+        let (_, exp) = AuthUser::from_claims_with_expiry(GATEWAY).unwrap();
+        assert_eq!(exp, Some(1767225600.0));
+        let (_, none) = AuthUser::from_claims_with_expiry(r#"{"sub":"x"}"#).unwrap();
+        assert_eq!(none, None);
+        assert_eq!(
+            AuthUser::from_claims(r#"{"sub":"x","exp":"soon"}"#),
+            Err(ClaimsError::Malformed)
+        );
     }
 
     #[test]
