@@ -15,5 +15,6 @@ pub mod agent;
 pub mod auth;
 pub mod citations;
 pub mod config;
+pub mod downstream;
 pub mod http;
 pub mod retrieval;
