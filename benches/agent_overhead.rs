@@ -27,6 +27,7 @@ use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
 use crowdvision_agent::agent::usage::{PriceTable, Usage};
 use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, RawSettings};
 use schemars::JsonSchema;
@@ -153,9 +154,10 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
 }
 
 async fn measure(agent: &Agent, requests: usize) -> Vec<Duration> {
-    let user =
+    let user = Caller::minted(
         AuthUser::from_claims(r#"{"sub":"bench","roles":["business_staff"],"domains":["acme"]}"#)
-            .unwrap();
+            .unwrap(),
+    );
     let question = Question::new("What is the CO2 alarm threshold?");
     let mut times = Vec::with_capacity(requests);
     for i in 0..requests + requests / 10 {

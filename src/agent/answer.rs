@@ -15,7 +15,7 @@ use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
 use super::usage::{Cost, Price, PriceTable, Usage};
 use crate::auth::authz::Authorizer;
-use crate::auth::AuthUser;
+use crate::auth::identity::Caller;
 use crate::citations::{self, ChunkOrigin};
 use crate::config::Config;
 use crate::retrieval::search::MAX_TOP_K;
@@ -176,20 +176,21 @@ impl Agent {
         &self.model_choice.default_model
     }
 
-    /// Answers `question` as `user`. With `events`, text deltas (the model's output streamed)
-    /// and tool activity are sent as they happen.
+    /// Answers `question` for `caller`. With `events`, text deltas (the model's output
+    /// streamed) and tool activity are sent as they happen.
     pub async fn answer(
         &self,
         question: &Question,
-        user: &AuthUser,
+        caller: &Caller,
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
+        let user = &caller.user;
         let model = self
             .model_choice
             .resolve(question.model.as_deref(), user, &self.authz)?;
         let context = ToolContext {
-            user,
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),
+            ..ToolContext::for_caller(caller)
         };
         let token_sink = events.map(token_forwarder);
         let tokens: Option<&TokenSink<'_>> = token_sink.as_ref().map(|s| s as &TokenSink<'_>);

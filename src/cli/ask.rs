@@ -12,7 +12,6 @@ use crowdvision_agent::agent::tools::standard_registry;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -47,8 +46,8 @@ pub async fn build_agent(config: &Config) -> Result<Agent> {
     Ok(Agent::from_config(config, model, Arc::new(tools)))
 }
 
-pub async fn run(config: Config, claims: Option<PathBuf>, args: AskArgs) -> Result<ExitCode> {
-    let user = identity::resolve(claims.as_deref(), &config)?;
+pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {
+    let user = identity::resolve(caller, &config)?;
     let agent = build_agent(&config).await?;
     let question = Question {
         model: args.model.clone(),

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::agent::answer::{Agent, AgentEvent};
 use crowdvision_agent::agent::conversation::Conversation;
-use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::config::Config;
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
@@ -39,8 +39,8 @@ pub struct ChatArgs {
     history: Option<PathBuf>,
 }
 
-pub async fn run(config: Config, claims: Option<PathBuf>, args: ChatArgs) -> Result<ExitCode> {
-    let user = identity::resolve(claims.as_deref(), &config)?;
+pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) -> Result<ExitCode> {
+    let user = identity::resolve(caller, &config)?;
     let agent = build_agent(&config).await?;
     let history_file = args.history.unwrap_or_else(default_history_file);
     let mut editor = DefaultEditor::new()?;
@@ -89,7 +89,7 @@ fn default_history_file() -> PathBuf {
 }
 
 /// Streams one answer; Ctrl-C drops it (closing the provider connection) and keeps the session.
-async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user: &AuthUser) {
+async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user: &Caller) {
     let question = conversation.question(text);
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {

@@ -1,23 +1,61 @@
 //! Who a command acts as: `--claims FILE` (the JSON of the `x-gateway-claims` header, or its
-//! base64), or the anonymous caller when `REQUIRE_AUTH=false`.
+//! base64), `--token JWT` (a development token, verified with `EVAL_JWT_SECRET`), or the
+//! anonymous caller when `REQUIRE_AUTH=false`.
 
 use anyhow::{bail, Context, Result};
+use base64::Engine;
+use crowdvision_agent::auth::identity::Caller;
+use crowdvision_agent::auth::jwt::verify_hs256;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::Config;
 use std::path::Path;
 
-pub fn resolve(claims: Option<&Path>, config: &Config) -> Result<AuthUser> {
-    match claims {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            AuthUser::from_claims(&text)
-                .with_context(|| format!("{} does not hold usable claims", path.display()))
-        }
-        None if !config.access.require_auth => Ok(AuthUser::anonymous()),
-        None => bail!(
-            "this command acts as a caller: pass --claims FILE (gateway claims JSON or base64), \
-             or set REQUIRE_AUTH=false to act anonymously on your own machine"
+/// The caller's identity as given on the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    pub claims: Option<&'a Path>,
+    pub token: Option<&'a str>,
+}
+
+pub fn resolve(given: Given<'_>, config: &Config) -> Result<Caller> {
+    match (given.claims, given.token) {
+        (Some(_), Some(_)) => bail!("give --claims or --token, not both"),
+        (Some(path), None) => from_claims_file(path),
+        (None, Some(token)) => from_token(token, config),
+        (None, None) if !config.access.require_auth => Ok(Caller::anonymous()),
+        (None, None) => bail!(
+            "this command acts as a caller: pass --claims FILE (gateway claims JSON or base64) or \
+             --token JWT (with EVAL_JWT_SECRET), or set REQUIRE_AUTH=false to act anonymously on \
+             your own machine"
         ),
     }
+}
+
+fn from_claims_file(path: &Path) -> Result<Caller> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let user = AuthUser::from_claims(&text)
+        .with_context(|| format!("{} does not hold usable claims", path.display()))?;
+    let text = text.trim();
+    // The downstream services take the header form: base64 of the JSON.
+    let header = if text.starts_with('{') {
+        base64::engine::general_purpose::STANDARD.encode(text)
+    } else {
+        text.to_string()
+    };
+    Ok(Caller {
+        user,
+        forwarded_claims: Some(header),
+    })
+}
+
+fn from_token(token: &str, config: &Config) -> Result<Caller> {
+    let Some(secret) = &config.access.eval_jwt_secret else {
+        bail!("--token needs EVAL_JWT_SECRET, the secret the development token is signed with");
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let user = verify_hs256(token, secret.as_bytes(), now).context("--token is not usable")?;
+    Ok(Caller::minted(user))
 }

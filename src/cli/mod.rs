@@ -37,6 +37,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub claims: Option<PathBuf>,
 
+    /// Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET).
+    #[arg(long, global = true, value_name = "JWT")]
+    pub token: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -90,6 +94,10 @@ pub enum Shell {
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     let load = || Config::load(cli.config.as_deref());
+    let caller = identity::Given {
+        claims: cli.claims.as_deref(),
+        token: cli.token.as_deref(),
+    };
     match cli.command {
         Command::Ingest(args) => ingest::run(load()?, args).await,
         Command::Chunk(args) => chunk::run(load()?, args),
@@ -102,12 +110,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", man_page());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Search(args) => search::run(load()?, cli.claims, args).await,
-        Command::Ask(args) => ask::run(load()?, cli.claims, args).await,
-        Command::Chat(args) => chat::run(load()?, cli.claims, args).await,
+        Command::Search(args) => search::run(load()?, caller, args).await,
+        Command::Ask(args) => ask::run(load()?, caller, args).await,
+        Command::Chat(args) => chat::run(load()?, caller, args).await,
         Command::Eval(_) => not_yet("eval"),
         Command::Serve(_) => not_yet("serve"),
-        Command::Tools(args) => tools::run(load()?, cli.claims, args).await,
+        Command::Tools(args) => tools::run(load()?, caller, args).await,
         Command::Sim(_) => not_yet("sim"),
     }
 }

@@ -5,7 +5,6 @@ use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -23,8 +22,12 @@ pub struct SearchArgs {
     explain: bool,
 }
 
-pub async fn run(config: Config, claims: Option<PathBuf>, args: SearchArgs) -> Result<ExitCode> {
-    let user = identity::resolve(claims.as_deref(), &config)?;
+pub async fn run(
+    config: Config,
+    caller: identity::Given<'_>,
+    args: SearchArgs,
+) -> Result<ExitCode> {
+    let user = identity::resolve(caller, &config)?.user;
     let retriever = Retriever::from_config(&config).await?;
     retriever.check_store().await?;
     let results = retriever

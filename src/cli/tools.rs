@@ -9,7 +9,6 @@ use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{standard_registry, ToolContext};
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -35,7 +34,7 @@ enum ToolsAction {
     },
 }
 
-pub async fn run(config: Config, claims: Option<PathBuf>, args: ToolsArgs) -> Result<ExitCode> {
+pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -> Result<ExitCode> {
     let registry = build_registry(&config).await?;
     match args.action {
         ToolsAction::List { json } => {
@@ -61,11 +60,11 @@ pub async fn run(config: Config, claims: Option<PathBuf>, args: ToolsArgs) -> Re
             Ok(ExitCode::SUCCESS)
         }
         ToolsAction::Call { name, args } => {
-            let user = identity::resolve(claims.as_deref(), &config)?;
+            let user = identity::resolve(caller, &config)?;
             let arguments: serde_json::Value =
                 serde_json::from_str(&args).context("--args is not JSON")?;
             let outcome = registry
-                .call(&name, arguments, ToolContext::for_user(&user))
+                .call(&name, arguments, ToolContext::for_caller(&user))
                 .await;
             println!("{}", serde_json::to_string_pretty(&outcome)?);
             Ok(if outcome.ok {

@@ -180,7 +180,9 @@ impl SensorService for HttpSensorService {
             Some(room) => self
                 .endpoint
                 .url(&["sensors", "buildings", building_id, "rooms", room], &[])?,
-            None => self.endpoint.url(&["sensors", "buildings", building_id], &[])?,
+            None => self
+                .endpoint
+                .url(&["sensors", "buildings", building_id], &[])?,
         };
         checked_list(self.endpoint.get(claims, url).await?, Service::Sensor)
     }
@@ -192,7 +194,14 @@ impl SensorService for HttpSensorService {
         room_id: &str,
     ) -> Result<Checked<Reading>, DownstreamError> {
         let url = self.endpoint.url(
-            &["sensors", "buildings", building_id, "rooms", room_id, "latest"],
+            &[
+                "sensors",
+                "buildings",
+                building_id,
+                "rooms",
+                room_id,
+                "latest",
+            ],
             &[],
         )?;
         checked_list(self.endpoint.get(claims, url).await?, Service::Sensor)

@@ -216,7 +216,12 @@ impl HasIds for RoomOccupancy {
 
 impl HasIds for SensorInfo {
     fn ids(&self) -> Vec<&str> {
-        vec![&self.building_id, &self.room_id, &self.sensor_id, &self.sensor_type]
+        vec![
+            &self.building_id,
+            &self.room_id,
+            &self.sensor_id,
+            &self.sensor_type,
+        ]
     }
 }
 
@@ -239,7 +244,9 @@ pub fn checked_building(value: serde_json::Value) -> Result<Building, Downstream
     let serde_json::Value::Object(mut object) = value else {
         return Err(malformed());
     };
-    let rooms = object.remove("rooms").unwrap_or(serde_json::Value::Array(vec![]));
+    let rooms = object
+        .remove("rooms")
+        .unwrap_or(serde_json::Value::Array(vec![]));
     let mut building: Building =
         serde_json::from_value(serde_json::Value::Object(object)).map_err(|_| malformed())?;
     if building.id.trim().is_empty() || building.domain.trim().is_empty() {
@@ -306,7 +313,10 @@ mod tests {
         assert_eq!(building.rooms.len(), 1);
         assert_eq!(building.rooms[0].capacity, Some(40));
         assert!(checked_building(json!({"id": "hq", "name": "HQ"})).is_err());
-        assert!(checked_building(json!({"id": "hq", "name": "HQ", "domain": "acme", "rooms": {}})).is_err());
+        assert!(
+            checked_building(json!({"id": "hq", "name": "HQ", "domain": "acme", "rooms": {}}))
+                .is_err()
+        );
         assert!(checked_building(json!([])).is_err());
     }
 
@@ -316,6 +326,9 @@ mod tests {
             service: Service::Sensor,
             status: Some(500),
         };
-        assert_eq!(error.to_string(), "sensor-service is unavailable (HTTP 500)");
+        assert_eq!(
+            error.to_string(),
+            "sensor-service is unavailable (HTTP 500)"
+        );
     }
 }

@@ -19,6 +19,7 @@ use crowdvision_agent::agent::response::AskResponse;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
 use crowdvision_agent::retrieval::chunk::Chunker;
@@ -154,12 +155,15 @@ async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
     }
 }
 
-fn staff() -> AuthUser {
-    AuthUser::from_claims(r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#).unwrap()
+fn staff() -> Caller {
+    Caller::minted(
+        AuthUser::from_claims(r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#)
+            .unwrap(),
+    )
 }
 
-fn admin() -> AuthUser {
-    AuthUser::from_claims(r#"{"sub":"a","roles":["admin"]}"#).unwrap()
+fn admin() -> Caller {
+    Caller::minted(AuthUser::from_claims(r#"{"sub":"a","roles":["admin"]}"#).unwrap())
 }
 
 async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentError> {
@@ -172,7 +176,7 @@ async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentErro
 /// The chunk id `search_docs` returns first for `query`.
 async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
     let results = retriever
-        .search(query, &staff(), None, SearchMode::Hybrid)
+        .search(query, &staff().user, None, SearchMode::Hybrid)
         .await
         .unwrap();
     results[0].chunk.chunk_id.clone()

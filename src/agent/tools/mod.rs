@@ -6,6 +6,7 @@
 pub mod registry;
 pub mod search_docs;
 
+use crate::auth::identity::Caller;
 use crate::auth::AuthUser;
 use crate::config::Config;
 use crate::retrieval::search::Retriever;
@@ -53,13 +54,19 @@ pub fn standard_registry(config: &Config, retriever: Arc<Retriever>) -> registry
 #[derive(Debug, Clone, Copy)]
 pub struct ToolContext<'a> {
     pub user: &'a AuthUser,
+    /// The claims header forwarded to the downstream services; `None` for the anonymous caller.
+    pub claims: Option<&'a str>,
     /// The request's `top_k` for `search_docs`; `None` = the configured `TOP_K_FINAL`.
     pub top_k: Option<usize>,
 }
 
 impl<'a> ToolContext<'a> {
-    pub fn for_user(user: &'a AuthUser) -> ToolContext<'a> {
-        ToolContext { user, top_k: None }
+    pub fn for_caller(caller: &'a Caller) -> ToolContext<'a> {
+        ToolContext {
+            user: &caller.user,
+            claims: caller.forwarded_claims.as_deref(),
+            top_k: None,
+        }
     }
 }
 

@@ -188,7 +188,7 @@ fn outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::AuthUser;
+    use crate::auth::identity::Caller;
     use schemars::JsonSchema;
     use serde::Deserialize;
 
@@ -258,7 +258,7 @@ mod tests {
             .call(
                 "echo",
                 serde_json::json!({"text": "hi"}),
-                ToolContext::for_user(&AuthUser::anonymous()),
+                ToolContext::for_caller(&Caller::anonymous()),
             )
             .await;
         assert!(outcome.ok);
@@ -270,7 +270,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn every_failure_becomes_a_result_for_the_model() {
-        let user = AuthUser::anonymous();
+        let user = Caller::anonymous();
         let registry = registry();
         let cases = [
             ("nope", serde_json::json!({}), "unknown_tool"),
@@ -285,7 +285,7 @@ mod tests {
         ];
         for (name, arguments, kind) in cases {
             let outcome = registry
-                .call(name, arguments, ToolContext::for_user(&user))
+                .call(name, arguments, ToolContext::for_caller(&user))
                 .await;
             assert!(!outcome.ok, "{name}");
             assert_eq!(outcome.content["error"]["kind"], kind, "{outcome:?}");
@@ -295,20 +295,20 @@ mod tests {
 
     #[tokio::test]
     async fn text_that_is_not_json_is_bad_arguments() {
-        let user = AuthUser::anonymous();
+        let user = Caller::anonymous();
         let registry = registry();
         let outcome = registry
-            .call_text("echo", "{\"text\": \"hi", ToolContext::for_user(&user))
+            .call_text("echo", "{\"text\": \"hi", ToolContext::for_caller(&user))
             .await;
         assert!(!outcome.ok);
         assert_eq!(outcome.content["error"]["kind"], "bad_arguments");
         let empty = registry
-            .call_text("echo", " ", ToolContext::for_user(&user))
+            .call_text("echo", " ", ToolContext::for_caller(&user))
             .await;
         assert_eq!(empty.content["error"]["kind"], "bad_arguments");
         assert!(empty.summary.contains("text"), "{}", empty.summary);
         let fine = registry
-            .call_text("echo", "{\"text\": \"hi\"}", ToolContext::for_user(&user))
+            .call_text("echo", "{\"text\": \"hi\"}", ToolContext::for_caller(&user))
             .await;
         assert!(fine.ok);
     }
