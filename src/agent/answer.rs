@@ -143,6 +143,7 @@ impl Agent {
         config: &Config,
         model: Arc<dyn ChatModel>,
         tools: Arc<ToolRegistry>,
+        authz: Arc<Authorizer>,
     ) -> Agent {
         let mut prices = PriceTable::default();
         for entry in &config.llm.prices {
@@ -167,7 +168,7 @@ impl Agent {
                 min_role: config.access.model_override_min_role.clone(),
                 allowed: config.access.allowed_models.clone(),
             },
-            Arc::new(Authorizer::new(&config.access.model_override_min_role)),
+            authz,
             prices,
         )
     }

@@ -51,6 +51,11 @@ impl Authorizer {
         }
     }
 
+    /// The shipped policies with the configured `MODEL_OVERRIDE_MIN_ROLE`.
+    pub fn from_config(config: &crate::config::Config) -> Authorizer {
+        Authorizer::new(&config.access.model_override_min_role)
+    }
+
     /// Whether `user` may see the buildings of `domain`.
     pub fn can_access_domain(&self, user: &AuthUser, domain: &str) -> bool {
         self.is_allowed(user, Action::ViewBuilding, uid("Domain", domain))

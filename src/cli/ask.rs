@@ -9,6 +9,7 @@ use crowdvision_agent::agent::answer::{Agent, AgentEvent, Question};
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::response::AskResponse;
 use crowdvision_agent::agent::tools::standard_registry;
+use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
 use std::io::Write;
@@ -41,9 +42,10 @@ pub async fn build_agent(config: &Config) -> Result<Agent> {
     config.require_api_key()?;
     let retriever = Retriever::from_config(config).await?;
     retriever.check_store().await?;
-    let tools = standard_registry(config, Arc::new(retriever));
+    let authz = Arc::new(Authorizer::from_config(config));
+    let tools = standard_registry(config, Arc::new(retriever), authz.clone());
     let model = Arc::new(OpenAiChat::new(&config.llm));
-    Ok(Agent::from_config(config, model, Arc::new(tools)))
+    Ok(Agent::from_config(config, model, Arc::new(tools), authz))
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{standard_registry, ToolContext};
+use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
 use std::process::ExitCode;
@@ -78,5 +79,6 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
 
 async fn build_registry(config: &Config) -> Result<ToolRegistry> {
     let retriever = Retriever::from_config(config).await?;
-    Ok(standard_registry(config, Arc::new(retriever)))
+    let authz = Arc::new(Authorizer::from_config(config));
+    Ok(standard_registry(config, Arc::new(retriever), authz))
 }

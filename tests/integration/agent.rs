@@ -19,6 +19,7 @@ use crowdvision_agent::agent::response::AskResponse;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
@@ -146,6 +147,7 @@ async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
         &config,
         Arc::new(OpenAiChat::new(&config.llm)),
         Arc::new(registry),
+        Arc::new(Authorizer::from_config(&config)),
     );
     Fixture {
         provider,

@@ -3,9 +3,11 @@
 //! validates arguments, applies the timeout and turns every failure into a result the model can
 //! read, so a tool only ever returns data or a [`ToolError`].
 
+pub mod live;
 pub mod registry;
 pub mod search_docs;
 
+use crate::auth::authz::Authorizer;
 use crate::auth::identity::Caller;
 use crate::auth::AuthUser;
 use crate::config::Config;
@@ -43,11 +45,34 @@ impl ToolError {
     }
 }
 
-/// Every tool the agent offers, configured from `config`.
-pub fn standard_registry(config: &Config, retriever: Arc<Retriever>) -> registry::ToolRegistry {
+/// Every tool the agent offers: `search_docs` over `retriever`, and the live-data tools over
+/// the downstream services of `config`.
+pub fn standard_registry(
+    config: &Config,
+    retriever: Arc<Retriever>,
+    authz: Arc<Authorizer>,
+) -> registry::ToolRegistry {
+    let (twin, sensors) = crate::downstream::http::from_config(&config.downstream);
+    let data = live::LiveData {
+        twin: Arc::new(twin),
+        sensors: Arc::new(sensors),
+        authz,
+    };
     let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
     registry.register(search_docs::SearchDocs::new(retriever));
+    register_live_tools(&mut registry, &data);
     registry
+}
+
+/// The seven live-data tools over `data`.
+pub fn register_live_tools(registry: &mut registry::ToolRegistry, data: &live::LiveData) {
+    registry.register(live::ListBuildings(data.clone()));
+    registry.register(live::GetBuilding(data.clone()));
+    registry.register(live::GetRoom(data.clone()));
+    registry.register(live::GetOccupancy(data.clone()));
+    registry.register(live::ListSensors(data.clone()));
+    registry.register(live::GetLatestSensorData(data.clone()));
+    registry.register(live::GetSensorHistory(data.clone()));
 }
 
 /// Who a tool runs for, and what the request asked of it.

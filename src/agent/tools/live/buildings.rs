@@ -1,0 +1,215 @@
+//! `list_buildings`, `get_building`, `get_room` and `get_occupancy`: twin-service data.
+
+use super::{note_dropped, room, room_name, unavailable, LiveData};
+use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::downstream::{Building, RoomOccupancy};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildingArgs {
+    /// The building's id, as list_buildings gives it.
+    pub building_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoomArgs {
+    /// The building's id, as list_buildings gives it.
+    pub building_id: String,
+    /// The room's id, as get_building gives it.
+    pub room_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OccupancyArgs {
+    /// The building's id, as list_buildings gives it.
+    pub building_id: String,
+    /// One room's id; without it, every room of the building.
+    #[serde(default)]
+    pub room_id: Option<String>,
+}
+
+pub struct ListBuildings(pub LiveData);
+pub struct GetBuilding(pub LiveData);
+pub struct GetRoom(pub LiveData);
+pub struct GetOccupancy(pub LiveData);
+
+#[async_trait]
+impl Tool for ListBuildings {
+    type Args = NoArgs;
+
+    fn name(&self) -> &'static str {
+        "list_buildings"
+    }
+
+    fn description(&self) -> &'static str {
+        "List the buildings the user may see: id, name, domain and address. Use it to find a \
+         building's id from its name."
+    }
+
+    async fn run(&self, _: NoArgs, context: ToolContext<'_>) -> Result<(Value, String), ToolError> {
+        let live = &self.0;
+        let claims = match live.claims_of(context, "") {
+            Ok(claims) => claims,
+            Err(_) => return Ok((json!({"buildings": []}), "0 buildings".into())),
+        };
+        let listed = live.twin.buildings(claims).await.map_err(unavailable)?;
+        let total = listed.items.len();
+        let visible: Vec<Value> = listed
+            .items
+            .into_iter()
+            .filter(|b| live.authz.can_access_domain(context.user, &b.domain))
+            .map(|b| json!({"id": b.id, "name": b.name, "domain": b.domain, "address": b.address}))
+            .collect();
+        note_dropped("buildings", "*", listed.dropped + total - visible.len());
+        let summary = format!("{} buildings", visible.len());
+        Ok((json!({ "buildings": visible }), summary))
+    }
+}
+
+fn building_json(building: &Building) -> Value {
+    json!({
+        "id": building.id,
+        "name": building.name,
+        "domain": building.domain,
+        "address": building.address,
+        "rooms": building.rooms,
+    })
+}
+
+#[async_trait]
+impl Tool for GetBuilding {
+    type Args = BuildingArgs;
+
+    fn name(&self) -> &'static str {
+        "get_building"
+    }
+
+    fn description(&self) -> &'static str {
+        "One building with its rooms (id, name, floor, capacity)."
+    }
+
+    async fn run(
+        &self,
+        args: BuildingArgs,
+        context: ToolContext<'_>,
+    ) -> Result<(Value, String), ToolError> {
+        let building = self.0.building(context, &args.building_id).await?;
+        let summary = format!("{} with {} rooms", building.name, building.rooms.len());
+        Ok((building_json(&building), summary))
+    }
+}
+
+#[async_trait]
+impl Tool for GetRoom {
+    type Args = RoomArgs;
+
+    fn name(&self) -> &'static str {
+        "get_room"
+    }
+
+    fn description(&self) -> &'static str {
+        "One room of a building: name, floor, capacity and its current occupancy."
+    }
+
+    async fn run(
+        &self,
+        args: RoomArgs,
+        context: ToolContext<'_>,
+    ) -> Result<(Value, String), ToolError> {
+        let live = &self.0;
+        let building = live.building(context, &args.building_id).await?;
+        let found = room(&building, &args.room_id)?.clone();
+        let claims = live.claims_of(context, &args.building_id)?;
+        // Occupancy is extra: the room is still described when it cannot be had.
+        let occupancy = match live.twin.occupancy(claims, &building.id).await {
+            Ok(listed) => listed
+                .items
+                .into_iter()
+                .find(|o| o.room_id == found.id)
+                .map(|o| occupancy_json(&building, &o)),
+            Err(error) => Some(json!({"unavailable": error.to_string()})),
+        };
+        let summary = format!("{} in {}", found.name, building.name);
+        Ok((
+            json!({"building_id": building.id, "building_name": building.name, "room": found, "occupancy": occupancy}),
+            summary,
+        ))
+    }
+}
+
+fn occupancy_json(building: &Building, occupancy: &RoomOccupancy) -> Value {
+    let capacity = occupancy.capacity.or_else(|| {
+        building
+            .rooms
+            .iter()
+            .find(|r| r.id == occupancy.room_id)
+            .and_then(|r| r.capacity)
+    });
+    json!({
+        "room_id": occupancy.room_id,
+        "room_name": room_name(building, &occupancy.room_id),
+        "count": occupancy.count,
+        "capacity": capacity,
+        "updated_at": occupancy.updated_at,
+    })
+}
+
+#[async_trait]
+impl Tool for GetOccupancy {
+    type Args = OccupancyArgs;
+
+    fn name(&self) -> &'static str {
+        "get_occupancy"
+    }
+
+    fn description(&self) -> &'static str {
+        "Live occupancy: people counted per room against capacity, for a building or one room."
+    }
+
+    async fn run(
+        &self,
+        args: OccupancyArgs,
+        context: ToolContext<'_>,
+    ) -> Result<(Value, String), ToolError> {
+        let live = &self.0;
+        let building = live.building(context, &args.building_id).await?;
+        if let Some(room_id) = &args.room_id {
+            room(&building, room_id)?;
+        }
+        let claims = live.claims_of(context, &args.building_id)?;
+        let listed = live
+            .twin
+            .occupancy(claims, &building.id)
+            .await
+            .map_err(unavailable)?;
+        let rooms: Vec<Value> = listed
+            .items
+            .iter()
+            .filter(|o| room_name(&building, &o.room_id).is_some())
+            .filter(|o| args.room_id.as_ref().is_none_or(|id| *id == o.room_id))
+            .map(|o| occupancy_json(&building, o))
+            .collect();
+        let foreign = listed
+            .items
+            .iter()
+            .filter(|o| room_name(&building, &o.room_id).is_none())
+            .count();
+        note_dropped("occupancy", &building.id, listed.dropped + foreign);
+        let people: u64 = rooms.iter().filter_map(|r| r["count"].as_u64()).sum();
+        let summary = format!("{people} people in {} rooms", rooms.len());
+        Ok((
+            json!({"building_id": building.id, "building_name": building.name, "rooms": rooms, "total_people": people}),
+            summary,
+        ))
+    }
+}

@@ -1,0 +1,403 @@
+//! `get_sensor_history`: the readings of one sensor type of a room over a bounded window. Short
+//! series go back point by point; long ones as overall figures plus up to [`BUCKETS`] time
+//! buckets, so a month of minute readings never floods the model.
+
+use super::{note_dropped, room, room_name, unavailable, LiveData};
+use crate::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crate::downstream::{HistoryPoint, HistoryQuery};
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The default window, ending now.
+const DEFAULT_WINDOW_HOURS: i64 = 24;
+/// The longest window one call may ask for.
+const MAX_WINDOW_DAYS: i64 = 31;
+/// Series up to this long are returned point by point.
+const MAX_RAW_POINTS: usize = 60;
+/// Time buckets of a summarised series.
+pub const BUCKETS: usize = 24;
+/// Points read from one answer at most; the rest are dropped as an oversized answer.
+const MAX_POINTS: usize = 50_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    /// The building's id, as list_buildings gives it.
+    pub building_id: String,
+    /// The room's id, as get_building gives it.
+    pub room_id: String,
+    /// The sensor type: occupancy, co2, temperature, humidity, noise, light, pm25.
+    pub sensor_type: String,
+    /// Start of the window, RFC 3339 (2026-11-30T08:00:00Z) or a date; default 24 hours before `to`.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// End of the window, RFC 3339 or a date; default now. At most 31 days after `from`.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+pub struct GetSensorHistory(pub LiveData);
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stats {
+    pub count: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bucket {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistorySummary {
+    #[serde(flatten)]
+    pub overall: Stats,
+    pub first: Point,
+    pub last: Point,
+    pub buckets: Vec<Bucket>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    pub ts: DateTime<Utc>,
+    pub value: f64,
+}
+
+fn stats(values: impl Iterator<Item = f64>) -> Option<Stats> {
+    let (mut count, mut min, mut max, mut sum) = (0usize, f64::INFINITY, f64::NEG_INFINITY, 0.0);
+    for value in values {
+        count += 1;
+        min = min.min(value);
+        max = max.max(value);
+        sum += value;
+    }
+    (count > 0).then(|| Stats {
+        count,
+        min,
+        max,
+        mean: sum / count as f64,
+    })
+}
+
+/// Overall figures and up to [`BUCKETS`] equal time buckets (empty ones left out) of `points`,
+/// which are sorted by time. Pure.
+pub fn summarise(
+    points: &[Point],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Option<HistorySummary> {
+    let overall = stats(points.iter().map(|p| p.value))?;
+    let span = (to - from).num_milliseconds().max(1);
+    let width = (span + BUCKETS as i64 - 1) / BUCKETS as i64;
+    let buckets = (0..BUCKETS as i64)
+        .filter_map(|i| {
+            let start = from + Duration::milliseconds(i * width);
+            let end = (start + Duration::milliseconds(width)).min(to);
+            let last_bucket = i == BUCKETS as i64 - 1;
+            let inside = points
+                .iter()
+                .filter(|p| p.ts >= start && (p.ts < end || (last_bucket && p.ts <= end)));
+            stats(inside.map(|p| p.value)).map(|stats| Bucket { start, end, stats })
+        })
+        .collect();
+    Some(HistorySummary {
+        overall,
+        first: points[0],
+        last: points[points.len() - 1],
+        buckets,
+    })
+}
+
+fn bad_argument(message: String) -> ToolError {
+    ToolError::new(ToolErrorKind::BadArguments, message)
+}
+
+fn parse_time(field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
+    let text = text.trim();
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Ok(time.with_timezone(&Utc));
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(date.and_time(chrono::NaiveTime::MIN).and_utc());
+    }
+    Err(bad_argument(format!(
+        "{field} must be RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30)"
+    )))
+}
+
+/// The window asked for, checked: `from` before `to`, at most [`MAX_WINDOW_DAYS`] long.
+pub fn window(
+    from: Option<&str>,
+    to: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, DateTime<Utc>), ToolError> {
+    let to = to.map(|t| parse_time("to", t)).transpose()?.unwrap_or(now);
+    let from = match from {
+        Some(text) => parse_time("from", text)?,
+        None => to - Duration::hours(DEFAULT_WINDOW_HOURS),
+    };
+    if from >= to {
+        return Err(bad_argument("from must be before to".into()));
+    }
+    if to - from > Duration::days(MAX_WINDOW_DAYS) {
+        return Err(bad_argument(format!(
+            "the window may be at most {MAX_WINDOW_DAYS} days; ask for a shorter one"
+        )));
+    }
+    Ok((from, to))
+}
+
+#[async_trait]
+impl Tool for GetSensorHistory {
+    type Args = HistoryArgs;
+
+    fn name(&self) -> &'static str {
+        "get_sensor_history"
+    }
+
+    fn description(&self) -> &'static str {
+        "Readings of one sensor type of a room over a time window (default the last 24 hours, at \
+         most 31 days). Long series come back summarised: min, max, mean, first, last and time \
+         buckets."
+    }
+
+    async fn run(
+        &self,
+        args: HistoryArgs,
+        context: ToolContext<'_>,
+    ) -> Result<(Value, String), ToolError> {
+        let live = &self.0;
+        let (from, to) = window(args.from.as_deref(), args.to.as_deref(), Utc::now())?;
+        let building = live.building(context, &args.building_id).await?;
+        let room = room(&building, &args.room_id)?;
+        let claims = live.claims_of(context, &building.id)?;
+        let installed = live
+            .sensors
+            .sensors(claims, &building.id, Some(&room.id))
+            .await
+            .map_err(unavailable)?
+            .items
+            .into_iter()
+            .any(|s| {
+                s.building_id == building.id
+                    && s.room_id == room.id
+                    && s.sensor_type.eq_ignore_ascii_case(&args.sensor_type)
+            });
+        if !installed {
+            let note = format!(
+                "no {} sensor is installed in {}",
+                args.sensor_type.chars().take(40).collect::<String>(),
+                room.name
+            );
+            return Ok((json!({"points": [], "note": note}), note));
+        }
+        let query = HistoryQuery {
+            building_id: &building.id,
+            room_id: &room.id,
+            sensor_type: &args.sensor_type,
+            from,
+            to,
+        };
+        let listed = live
+            .sensors
+            .history(claims, &query)
+            .await
+            .map_err(unavailable)?;
+        let (points, unit, outside) = usable_points(listed.items, from, to);
+        note_dropped("history points", &building.id, listed.dropped + outside);
+        let head = json!({
+            "building_id": building.id,
+            "room_id": room.id,
+            "room_name": room_name(&building, &room.id),
+            "sensor_type": args.sensor_type,
+            "from": from,
+            "to": to,
+            "unit": unit,
+        });
+        Ok(history_json(head, &points, from, to))
+    }
+}
+
+/// Points inside the window with a finite value, sorted, one per timestamp; the unit most of
+/// them carry; how many were left out.
+fn usable_points(
+    raw: Vec<HistoryPoint>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> (Vec<Point>, Option<String>, usize) {
+    let total = raw.len();
+    let mut units: Vec<(String, usize)> = Vec::new();
+    let mut points: Vec<Point> = raw
+        .into_iter()
+        .take(MAX_POINTS)
+        .filter(|p| p.ts >= from && p.ts <= to && p.value.is_finite())
+        .map(|p| {
+            if let Some(unit) = p.unit {
+                match units.iter_mut().find(|(u, _)| *u == unit) {
+                    Some((_, n)) => *n += 1,
+                    None => units.push((unit, 1)),
+                }
+            }
+            Point {
+                ts: p.ts,
+                value: p.value,
+            }
+        })
+        .collect();
+    points.sort_by_key(|p| p.ts);
+    points.dedup_by_key(|p| p.ts);
+    let unit = units.into_iter().max_by_key(|(_, n)| *n).map(|(u, _)| u);
+    let left_out = total - points.len();
+    (points, unit, left_out)
+}
+
+fn history_json(
+    mut body: Value,
+    points: &[Point],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> (Value, String) {
+    let Some(summary) = summarise(points, from, to) else {
+        body["points"] = json!([]);
+        body["note"] = json!("no readings in this window");
+        return (body, "no readings in the window".into());
+    };
+    let line = format!(
+        "{} points, {:.1} to {:.1}",
+        summary.overall.count, summary.overall.min, summary.overall.max
+    );
+    if points.len() <= MAX_RAW_POINTS {
+        body["points"] = json!(points);
+        body["stats"] = json!(summary.overall);
+    } else {
+        body["summary"] = json!(summary);
+        body["note"] = json!(format!(
+            "{} points summarised in {} time buckets",
+            points.len(),
+            summary.buckets.len()
+        ));
+    }
+    (body, line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(minutes: i64) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-30T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+            + Duration::minutes(minutes)
+    }
+
+    #[test]
+    fn windows_default_to_a_day_and_are_bounded() {
+        let now = at(0);
+        assert_eq!(
+            window(None, None, now).unwrap(),
+            (now - Duration::hours(24), now)
+        );
+        let (from, to) =
+            window(Some("2026-11-01"), Some("2026-11-02T12:00:00+01:00"), now).unwrap();
+        assert_eq!(from.to_rfc3339(), "2026-11-01T00:00:00+00:00");
+        assert_eq!(to.to_rfc3339(), "2026-11-02T11:00:00+00:00");
+        for (from, to) in [
+            (Some("2026-11-02"), Some("2026-11-01")),
+            (Some("2026-09-01"), Some("2026-11-01")),
+            (Some("yesterday"), None),
+            (None, Some("30/11/2026")),
+        ] {
+            assert_eq!(
+                window(from, to, now).unwrap_err().kind,
+                ToolErrorKind::BadArguments,
+                "{from:?} {to:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_series_are_summarised_in_buckets_that_cover_every_point() {
+        let points: Vec<Point> = (0..1440)
+            .map(|m| Point {
+                ts: at(m),
+                value: (m % 100) as f64,
+            })
+            .collect();
+        let summary = summarise(&points, at(0), at(1439)).unwrap();
+        assert_eq!(summary.overall.count, 1440);
+        assert_eq!((summary.overall.min, summary.overall.max), (0.0, 99.0));
+        assert_eq!(summary.buckets.len(), BUCKETS);
+        let counted: usize = summary.buckets.iter().map(|b| b.stats.count).sum();
+        assert_eq!(counted, 1440);
+        assert_eq!(summary.first.ts, at(0));
+        assert_eq!(summary.last.ts, at(1439));
+        let (body, _) = history_json(json!({}), &points, at(0), at(1439));
+        assert!(body.get("points").is_none());
+        assert_eq!(body["summary"]["count"], 1440);
+        assert!(body.to_string().len() < 8_000, "{}", body.to_string().len());
+    }
+
+    #[test]
+    fn short_series_go_back_point_by_point() {
+        let points: Vec<Point> = (0..5)
+            .map(|m| Point {
+                ts: at(m * 10),
+                value: m as f64,
+            })
+            .collect();
+        let (body, summary) = history_json(json!({}), &points, at(0), at(60));
+        assert_eq!(body["points"].as_array().unwrap().len(), 5);
+        assert_eq!(body["stats"]["mean"], 2.0);
+        assert_eq!(summary, "5 points, 0.0 to 4.0");
+        let (empty, _) = history_json(json!({}), &[], at(0), at(60));
+        assert_eq!(empty["note"], "no readings in this window");
+    }
+
+    #[test]
+    fn points_outside_the_window_or_not_finite_are_left_out() {
+        let raw = vec![
+            HistoryPoint {
+                ts: at(5),
+                value: 1.0,
+                unit: Some("ppm".into()),
+            },
+            HistoryPoint {
+                ts: at(-5),
+                value: 2.0,
+                unit: Some("ppm".into()),
+            },
+            HistoryPoint {
+                ts: at(6),
+                value: f64::NAN,
+                unit: None,
+            },
+            HistoryPoint {
+                ts: at(1),
+                value: 3.0,
+                unit: Some("°C".into()),
+            },
+            HistoryPoint {
+                ts: at(7),
+                value: 4.0,
+                unit: Some("ppm".into()),
+            },
+        ];
+        let (points, unit, left_out) = usable_points(raw, at(0), at(10));
+        assert_eq!(
+            points.iter().map(|p| p.value).collect::<Vec<_>>(),
+            vec![3.0, 1.0, 4.0]
+        );
+        assert_eq!(unit.as_deref(), Some("ppm"));
+        assert_eq!(left_out, 2);
+    }
+}

@@ -1,0 +1,128 @@
+//! The seven live-data tools over twin-service and sensor-service. They share [`LiveData`]:
+//! the two downstream ports, the Cedar authorizer, and the one way to reach a building.
+//!
+//! Every tool starts with [`LiveData::building`]: a caller who could see no domain at all is
+//! answered without any downstream call; otherwise the building is fetched as the caller, and
+//! the Cedar `ViewBuilding` decision on its domain is taken before anything else is asked about
+//! it. An unknown building, a building of another domain, one the twin refuses to show and an
+//! answer about a different building all end in the same [`not_found`] result from the same
+//! place. A room must be one of the building's rooms before any sensor-service request.
+
+mod buildings;
+mod history;
+mod sensors;
+
+pub use buildings::{GetBuilding, GetOccupancy, GetRoom, ListBuildings};
+pub use history::{summarise, GetSensorHistory, HistorySummary};
+pub use sensors::{GetLatestSensorData, ListSensors};
+
+use super::{ToolContext, ToolError, ToolErrorKind};
+use crate::auth::authz::Authorizer;
+use crate::downstream::{Building, DownstreamError, Room, SensorService, TwinService};
+use std::sync::Arc;
+
+/// What every live tool reads through.
+#[derive(Clone)]
+pub struct LiveData {
+    pub twin: Arc<dyn TwinService>,
+    pub sensors: Arc<dyn SensorService>,
+    pub authz: Arc<Authorizer>,
+}
+
+impl LiveData {
+    /// The building `building_id` when the caller may see it; otherwise [`not_found`].
+    pub async fn building(
+        &self,
+        context: ToolContext<'_>,
+        building_id: &str,
+    ) -> Result<Building, ToolError> {
+        let claims = self.claims_of(context, building_id)?;
+        let building = match self.twin.building(claims, building_id).await {
+            Ok(building) => building,
+            Err(DownstreamError::NotFound(_)) => return Err(not_found(building_id)),
+            Err(other) => return Err(unavailable(other)),
+        };
+        if building.id != building_id
+            || !self.authz.can_access_domain(context.user, &building.domain)
+        {
+            return Err(not_found(building_id));
+        }
+        Ok(building)
+    }
+
+    /// The caller's claims header, when the caller could see any building at all.
+    pub fn claims_of<'a>(
+        &self,
+        context: ToolContext<'a>,
+        building_id: &str,
+    ) -> Result<&'a str, ToolError> {
+        match context.claims {
+            Some(claims) if self.authz.can_access_any_domain(context.user) => Ok(claims),
+            _ => Err(not_found(building_id)),
+        }
+    }
+}
+
+/// The one answer for a building the caller may not see, whether or not it exists.
+pub fn not_found(building_id: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::NotFound,
+        format!(
+            "no building with id {:?} is available to you; list_buildings shows the ones that are",
+            shorten(building_id)
+        ),
+    )
+}
+
+/// The room `room_id` of `building`, or an error naming the building's rooms.
+pub fn room<'a>(building: &'a Building, room_id: &str) -> Result<&'a Room, ToolError> {
+    building
+        .rooms
+        .iter()
+        .find(|room| room.id == room_id)
+        .ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::NotFound,
+                format!(
+                    "building {:?} has no room with id {:?}; get_building lists its rooms",
+                    building.id,
+                    shorten(room_id)
+                ),
+            )
+        })
+}
+
+/// A downstream failure as the model may read it: which service, and what kind of failure.
+pub fn unavailable(error: DownstreamError) -> ToolError {
+    let kind = match error {
+        DownstreamError::Timeout(_) => ToolErrorKind::Timeout,
+        _ => ToolErrorKind::Unavailable,
+    };
+    ToolError::new(kind, error.to_string())
+}
+
+/// Identifiers echoed to the model are cut short: they came from the model, not from data.
+fn shorten(id: &str) -> String {
+    id.chars().take(80).collect()
+}
+
+fn room_name<'a>(building: &'a Building, room_id: &str) -> Option<&'a str> {
+    building
+        .rooms
+        .iter()
+        .find(|room| room.id == room_id)
+        .map(|room| room.name.as_str())
+}
+
+/// Logs entries dropped from a downstream answer: the model is not told (they are not data the
+/// caller may have), operators are.
+fn note_dropped(what: &str, building_id: &str, dropped: usize) {
+    if dropped > 0 {
+        tracing::warn!(
+            what,
+            building_id,
+            dropped,
+            "dropped downstream entries that do not belong to the building or have the wrong shape"
+        );
+    }
+}
