@@ -18,3 +18,4 @@ pub mod config;
 pub mod downstream;
 pub mod http;
 pub mod retrieval;
+pub mod sim;

@@ -10,6 +10,7 @@ mod identity;
 mod ingest;
 mod render;
 mod search;
+mod sim;
 mod tools;
 
 use anyhow::Result;
@@ -64,7 +65,7 @@ pub enum Command {
     /// The tool registry: list the tools, or call one directly as the caller.
     Tools(tools::ToolsArgs),
     /// Simulate twin-service and sensor-service from a YAML fixture.
-    Sim(LaterArgs),
+    Sim(sim::SimArgs),
     /// Schema management for the configured store.
     Db(db::DbArgs),
     /// Print a shell completion script.
@@ -116,7 +117,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(_) => not_yet("eval"),
         Command::Serve(_) => not_yet("serve"),
         Command::Tools(args) => tools::run(load()?, caller, args).await,
-        Command::Sim(_) => not_yet("sim"),
+        Command::Sim(args) => sim::run(args).await,
     }
 }
 

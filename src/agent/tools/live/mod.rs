@@ -63,14 +63,12 @@ impl LiveData {
     }
 }
 
-/// The one answer for a building the caller may not see, whether or not it exists.
-pub fn not_found(building_id: &str) -> ToolError {
+/// The one answer for a building the caller may not see, whether or not it exists. It does not
+/// even repeat the id, so two such answers are identical.
+pub fn not_found(_building_id: &str) -> ToolError {
     ToolError::new(
         ToolErrorKind::NotFound,
-        format!(
-            "no building with id {:?} is available to you; list_buildings shows the ones that are",
-            shorten(building_id)
-        ),
+        "no building with that id is available to you; list_buildings shows the ones that are",
     )
 }
 
