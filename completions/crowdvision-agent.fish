@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crowdvision_agent_global_optspecs
-    string join \n config= claims= h/help V/version
+    string join \n config= claims= token= h/help V/version
 end
 
 function __fish_crowdvision_agent_needs_command
@@ -26,6 +26,7 @@ end
 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ingest" -d 'Walk Markdown sources, chunk, embed and store them'
@@ -43,6 +44,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l prune -d 'Delete stored documents whose sources were not found under the given paths'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l dry-run -d 'Print what would change, per source, without writing'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l require-permissions -d 'Refuse documents that declare no permissions (also REQUIRE_PERMISSIONS=true)'
@@ -55,12 +57,14 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chun
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l max -d 'Override CHUNK_MAX' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l json -d 'One JSON object a line: source, ordinal, section, kind, tokens, text'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s k -l top-k -d 'How many results (default TOP_K_FINAL, at most 50)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l json -d 'Print the results as JSON'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l explain -d 'Also print the plans and timings of the vector and keyword searches'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s h -l help -d 'Print help'
@@ -69,6 +73,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask"
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l json -d 'Print the response object as JSON (with --stream: one JSON event a line, then `done`)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l stream -d 'Print the answer\'s text as it arrives'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -s v -l verbose -d 'Also print the tool trace, usage and cost'
@@ -79,18 +84,22 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l history -d 'Where typed lines are kept between sessions (default: in the user\'s data directory)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
@@ -98,23 +107,29 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tool
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and not __fish_seen_subcommand_from list call help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l json
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l args -d 'The arguments as a JSON object' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l fixture -d 'The world to serve: buildings, rooms, occupancy, sensors, readings' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l bind -d 'Address to listen on' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'
@@ -123,15 +138,18 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and not __fish_seen_subcommand_from migrate status reset help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from migrate" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l json
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l yes -d 'Confirm: the knowledge base is deleted'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s V -l version -d 'Print version'
@@ -141,10 +159,12 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand man" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "ingest" -d 'Walk Markdown sources, chunk, embed and store them'

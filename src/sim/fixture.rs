@@ -203,7 +203,10 @@ impl Fixture {
         }
         for o in &self.occupancy {
             if self.room(&o.building_id, &o.room_id).is_none() {
-                return invalid(format!("occupancy of unknown room {}/{}", o.building_id, o.room_id));
+                return invalid(format!(
+                    "occupancy of unknown room {}/{}",
+                    o.building_id, o.room_id
+                ));
             }
         }
         let mut sensor_ids = HashSet::new();
@@ -212,7 +215,10 @@ impl Fixture {
                 return invalid(format!("sensor {} appears twice", s.sensor_id));
             }
             if self.room(&s.building_id, &s.room_id).is_none() {
-                return invalid(format!("sensor {} is in unknown room {}/{}", s.sensor_id, s.building_id, s.room_id));
+                return invalid(format!(
+                    "sensor {} is in unknown room {}/{}",
+                    s.sensor_id, s.building_id, s.room_id
+                ));
             }
         }
         for id in self.latest.keys().chain(self.history.keys()) {
@@ -249,7 +255,10 @@ fn time(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, FixtureError> {
 /// high at 16:00) with a small deterministic wobble.
 fn series(raw: &RawSeries, now: DateTime<Utc>) -> Result<Vec<Sample>, FixtureError> {
     if raw.every_minutes < 1 {
-        return Err(FixtureError::Invalid(format!("{}: everyMinutes must be at least 1", raw.sensor_id)));
+        return Err(FixtureError::Invalid(format!(
+            "{}: everyMinutes must be at least 1",
+            raw.sensor_id
+        )));
     }
     let start = time(&raw.start, now)?;
     let step = Duration::minutes(raw.every_minutes);
@@ -301,7 +310,10 @@ history:
     #[test]
     fn relative_times_resolve_against_now() {
         let fixture = Fixture::parse(SMALL, now()).unwrap();
-        assert_eq!(fixture.occupancy[0].updated_at, now() - Duration::minutes(2));
+        assert_eq!(
+            fixture.occupancy[0].updated_at,
+            now() - Duration::minutes(2)
+        );
         assert_eq!(fixture.latest["co2-r1"].value, 612.0);
         let history = &fixture.history["co2-r1"];
         assert_eq!(history.len(), 5);
@@ -312,7 +324,9 @@ history:
     #[test]
     fn dangling_references_and_duplicates_are_refused() {
         let dangling = SMALL.replace("roomId: r1, sensorId", "roomId: r9, sensorId");
-        assert!(matches!(Fixture::parse(&dangling, now()), Err(FixtureError::Invalid(m)) if m.contains("r9")));
+        assert!(
+            matches!(Fixture::parse(&dangling, now()), Err(FixtureError::Invalid(m)) if m.contains("r9"))
+        );
         let unknown_field = format!("{SMALL}\nsurprise: 1\n");
         assert!(Fixture::parse(&unknown_field, now()).is_err());
         let bad_time = SMALL.replace("-2m", "-2w");
@@ -321,15 +335,32 @@ history:
 
     #[test]
     fn the_shipped_campus_fixture_loads_and_has_what_tests_need() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/sim/campus.yaml");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/sim/campus.yaml");
         let fixture = Fixture::load(&path).unwrap();
-        let domains: HashSet<&str> = fixture.buildings.iter().map(|b| b.domain.as_str()).collect();
+        let domains: HashSet<&str> = fixture
+            .buildings
+            .iter()
+            .map(|b| b.domain.as_str())
+            .collect();
         assert!(domains.len() >= 2);
         assert!(fixture.buildings.len() >= 5);
         let rooms: usize = fixture.buildings.iter().map(|b| b.rooms.len()).sum();
         assert!(rooms >= 40, "{rooms} rooms");
-        let types: HashSet<&str> = fixture.sensors.iter().map(|s| s.sensor_type.as_str()).collect();
-        for documented in ["occupancy", "co2", "temperature", "humidity", "noise", "light", "pm25"] {
+        let types: HashSet<&str> = fixture
+            .sensors
+            .iter()
+            .map(|s| s.sensor_type.as_str())
+            .collect();
+        for documented in [
+            "occupancy",
+            "co2",
+            "temperature",
+            "humidity",
+            "noise",
+            "light",
+            "pm25",
+        ] {
             assert!(types.contains(documented), "no {documented} sensor");
         }
         let equipped: HashSet<(&str, &str)> = fixture
@@ -337,10 +368,10 @@ history:
             .iter()
             .map(|s| (s.building_id.as_str(), s.room_id.as_str()))
             .collect();
-        assert!(fixture
-            .buildings
+        assert!(fixture.buildings.iter().any(|b| b
+            .rooms
             .iter()
-            .any(|b| b.rooms.iter().any(|r| !equipped.contains(&(b.id.as_str(), r.id.as_str())))));
+            .any(|r| !equipped.contains(&(b.id.as_str(), r.id.as_str())))));
         let now = Utc::now();
         assert!(fixture.sensors.iter().any(|s| fixture
             .latest

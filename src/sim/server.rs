@@ -118,9 +118,18 @@ pub async fn start(fixture: Fixture, addr: SocketAddr) -> std::io::Result<SimHan
         .route("/buildings/{building}", get(building))
         .route("/buildings/{building}/occupancy", get(occupancy))
         .route("/sensors/buildings/{building}", get(building_sensors))
-        .route("/sensors/buildings/{building}/rooms/{room}", get(room_sensors))
-        .route("/sensors/buildings/{building}/rooms/{room}/latest", get(latest))
-        .route("/sensors/buildings/{building}/rooms/{room}/history", get(history))
+        .route(
+            "/sensors/buildings/{building}/rooms/{room}",
+            get(room_sensors),
+        )
+        .route(
+            "/sensors/buildings/{building}/rooms/{room}/latest",
+            get(latest),
+        )
+        .route(
+            "/sensors/buildings/{building}/rooms/{room}/history",
+            get(history),
+        )
         .route("/_sim/requests", get(request_log).delete(clear_log))
         .route("/_sim/faults", get(list_faults).put(put_faults))
         .with_state(state.clone());
@@ -168,7 +177,9 @@ async fn serve(
         .and_then(|v| AuthUser::from_claims(v).ok());
     let entry = LoggedRequest {
         method: method.to_string(),
-        path: uri.path_and_query().map_or(uri.path().to_string(), |p| p.to_string()),
+        path: uri
+            .path_and_query()
+            .map_or(uri.path().to_string(), |p| p.to_string()),
         sub: caller.as_ref().map(|c| c.sub.clone()),
     };
     tracing::info!(method = %entry.method, path = %entry.path, sub = ?entry.sub, "sim request");
@@ -192,14 +203,23 @@ async fn serve(
         return (status, Json(leak)).into_response();
     }
     let Some(caller) = caller else {
-        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "unauthorized"}))).into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "unauthorized"})),
+        )
+            .into_response();
     };
     let answer = match answer(&state.fixture, &caller) {
         Ok(answer) => answer,
         Err(status) => return (status, Json(json!({"error": "not found"}))).into_response(),
     };
     if faults.iter().any(|f| f.malformed) {
-        return (StatusCode::OK, [("content-type", "application/json")], "{\"items\": [").into_response();
+        return (
+            StatusCode::OK,
+            [("content-type", "application/json")],
+            "{\"items\": [",
+        )
+            .into_response();
     }
     let body = if faults.iter().any(|f| f.foreign) {
         match (answer.body, answer.foreign) {
@@ -221,7 +241,11 @@ fn may_see(caller: &AuthUser, building: &Building) -> bool {
 }
 
 /// The building when the caller may see it; 404 exactly as for an unknown one otherwise.
-fn visible<'a>(fixture: &'a Fixture, caller: &AuthUser, id: &str) -> Result<&'a Building, StatusCode> {
+fn visible<'a>(
+    fixture: &'a Fixture,
+    caller: &AuthUser,
+    id: &str,
+) -> Result<&'a Building, StatusCode> {
     fixture
         .building(id)
         .filter(|b| may_see(caller, b))
@@ -242,14 +266,19 @@ async fn buildings(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Buildings, (&method, &uri, &headers), |fixture, caller| {
-        let (shown, hidden): (Vec<&Building>, Vec<&Building>) =
-            fixture.buildings.iter().partition(|b| may_see(caller, b));
-        Ok(Answer {
-            body: Value::Array(shown.into_iter().map(summary).collect()),
-            foreign: Foreign::Append(hidden.into_iter().map(summary).collect()),
-        })
-    })
+    serve(
+        &state,
+        Route::Buildings,
+        (&method, &uri, &headers),
+        |fixture, caller| {
+            let (shown, hidden): (Vec<&Building>, Vec<&Building>) =
+                fixture.buildings.iter().partition(|b| may_see(caller, b));
+            Ok(Answer {
+                body: Value::Array(shown.into_iter().map(summary).collect()),
+                foreign: Foreign::Append(hidden.into_iter().map(summary).collect()),
+            })
+        },
+    )
     .await
 }
 
@@ -260,14 +289,19 @@ async fn building(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Building, (&method, &uri, &headers), |fixture, caller| {
-        let building = visible(fixture, caller, &id)?;
-        let other = other_building(fixture, &id).unwrap_or(building);
-        Ok(Answer {
-            body: json!(building),
-            foreign: Foreign::Replace(json!(other)),
-        })
-    })
+    serve(
+        &state,
+        Route::Building,
+        (&method, &uri, &headers),
+        |fixture, caller| {
+            let building = visible(fixture, caller, &id)?;
+            let other = other_building(fixture, &id).unwrap_or(building);
+            Ok(Answer {
+                body: json!(building),
+                foreign: Foreign::Replace(json!(other)),
+            })
+        },
+    )
     .await
 }
 
@@ -294,14 +328,20 @@ async fn occupancy(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Occupancy, (&method, &uri, &headers), |fixture, caller| {
-        let building = visible(fixture, caller, &id)?;
-        let other = other_building(fixture, &id).map_or(Vec::new(), |b| occupancy_json(fixture, &b.id));
-        Ok(Answer {
-            body: Value::Array(occupancy_json(fixture, &building.id)),
-            foreign: Foreign::Append(other),
-        })
-    })
+    serve(
+        &state,
+        Route::Occupancy,
+        (&method, &uri, &headers),
+        |fixture, caller| {
+            let building = visible(fixture, caller, &id)?;
+            let other =
+                other_building(fixture, &id).map_or(Vec::new(), |b| occupancy_json(fixture, &b.id));
+            Ok(Answer {
+                body: Value::Array(occupancy_json(fixture, &building.id)),
+                foreign: Foreign::Append(other),
+            })
+        },
+    )
     .await
 }
 
@@ -325,12 +365,23 @@ fn sensors_of<'a>(fixture: &'a Fixture, building: &str, room: Option<&str>) -> V
 fn sensor_answer(fixture: &Fixture, caller: &AuthUser, id: &str, room: Option<&str>) -> Outcome {
     let building = visible(fixture, caller, id)?;
     if let Some(room) = room {
-        fixture.room(&building.id, room).ok_or(StatusCode::NOT_FOUND)?;
+        fixture
+            .room(&building.id, room)
+            .ok_or(StatusCode::NOT_FOUND)?;
     }
-    let other = other_building(fixture, id)
-        .map_or(Vec::new(), |b| sensors_of(fixture, &b.id, None).into_iter().map(sensor_json).collect());
+    let other = other_building(fixture, id).map_or(Vec::new(), |b| {
+        sensors_of(fixture, &b.id, None)
+            .into_iter()
+            .map(sensor_json)
+            .collect()
+    });
     Ok(Answer {
-        body: Value::Array(sensors_of(fixture, &building.id, room).into_iter().map(sensor_json).collect()),
+        body: Value::Array(
+            sensors_of(fixture, &building.id, room)
+                .into_iter()
+                .map(sensor_json)
+                .collect(),
+        ),
         foreign: Foreign::Append(other),
     })
 }
@@ -342,9 +393,12 @@ async fn building_sensors(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Sensors, (&method, &uri, &headers), |fixture, caller| {
-        sensor_answer(fixture, caller, &id, None)
-    })
+    serve(
+        &state,
+        Route::Sensors,
+        (&method, &uri, &headers),
+        |fixture, caller| sensor_answer(fixture, caller, &id, None),
+    )
     .await
 }
 
@@ -355,9 +409,12 @@ async fn room_sensors(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Sensors, (&method, &uri, &headers), |fixture, caller| {
-        sensor_answer(fixture, caller, &id, Some(&room))
-    })
+    serve(
+        &state,
+        Route::Sensors,
+        (&method, &uri, &headers),
+        |fixture, caller| sensor_answer(fixture, caller, &id, Some(&room)),
+    )
     .await
 }
 
@@ -385,16 +442,27 @@ async fn latest(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    serve(&state, Route::Latest, (&method, &uri, &headers), |fixture, caller| {
-        let building = visible(fixture, caller, &id)?;
-        fixture.room(&building.id, &room).ok_or(StatusCode::NOT_FOUND)?;
-        let other = other_building(fixture, &id)
-            .map_or(Vec::new(), |b| latest_of(fixture, &sensors_of(fixture, &b.id, None)));
-        Ok(Answer {
-            body: Value::Array(latest_of(fixture, &sensors_of(fixture, &building.id, Some(&room)))),
-            foreign: Foreign::Append(other),
-        })
-    })
+    serve(
+        &state,
+        Route::Latest,
+        (&method, &uri, &headers),
+        |fixture, caller| {
+            let building = visible(fixture, caller, &id)?;
+            fixture
+                .room(&building.id, &room)
+                .ok_or(StatusCode::NOT_FOUND)?;
+            let other = other_building(fixture, &id).map_or(Vec::new(), |b| {
+                latest_of(fixture, &sensors_of(fixture, &b.id, None))
+            });
+            Ok(Answer {
+                body: Value::Array(latest_of(
+                    fixture,
+                    &sensors_of(fixture, &building.id, Some(&room)),
+                )),
+                foreign: Foreign::Append(other),
+            })
+        },
+    )
     .await
 }
 
@@ -458,7 +526,10 @@ async fn list_faults(State(state): State<Arc<SimState>>) -> Json<Vec<Fault>> {
     Json(state.faults.lock().expect("faults lock").clone())
 }
 
-async fn put_faults(State(state): State<Arc<SimState>>, Json(faults): Json<Vec<Fault>>) -> StatusCode {
+async fn put_faults(
+    State(state): State<Arc<SimState>>,
+    Json(faults): Json<Vec<Fault>>,
+) -> StatusCode {
     tracing::info!(?faults, "sim faults set");
     *state.faults.lock().expect("faults lock") = faults;
     StatusCode::NO_CONTENT

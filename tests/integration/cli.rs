@@ -6,7 +6,7 @@ use crate::util::{agent, repo_root, stderr, stdout, write};
 #[test]
 fn later_subcommands_say_not_implemented_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["eval", "serve", "sim"] {
+    for name in ["eval", "serve"] {
         let output = agent(dir.path()).arg(name).arg("x").output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{name}");
         assert!(

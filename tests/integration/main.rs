@@ -10,6 +10,7 @@ mod cli;
 mod corpus;
 mod embed;
 mod ingest;
+mod live;
 mod provider;
 mod rerank;
 mod search;
