@@ -182,10 +182,9 @@ impl Tool for GetOccupancy {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live.building(context, &args.building_id).await?;
-        if let Some(room_id) = &args.room_id {
-            room(&building, room_id)?;
-        }
+        let building = live
+            .building_with_room(context, &args.building_id, args.room_id.as_deref())
+            .await?;
         let claims = live.claims_of(context, &args.building_id)?;
         let listed = live
             .twin

@@ -50,6 +50,21 @@ impl LiveData {
         Ok(building)
     }
 
+    /// As [`LiveData::building`], and when `room_id` is given, that room must be one of the
+    /// building's (checked before any further request).
+    pub async fn building_with_room(
+        &self,
+        context: ToolContext<'_>,
+        building_id: &str,
+        room_id: Option<&str>,
+    ) -> Result<Building, ToolError> {
+        let building = self.building(context, building_id).await?;
+        if let Some(room_id) = room_id {
+            room(&building, room_id)?;
+        }
+        Ok(building)
+    }
+
     /// The caller's claims header, when the caller could see any building at all.
     pub fn claims_of<'a>(
         &self,

@@ -2,7 +2,7 @@
 //! check the inventory against the building's rooms, so that "no sensor installed" and "no
 //! reading right now" are different answers.
 
-use super::{note_dropped, room, room_name, unavailable, LiveData};
+use super::{note_dropped, room_name, unavailable, LiveData};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::downstream::{Building, Reading, SensorInfo};
 use async_trait::async_trait;
@@ -100,10 +100,9 @@ impl Tool for ListSensors {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live.building(context, &args.building_id).await?;
-        if let Some(room_id) = &args.room_id {
-            room(&building, room_id)?;
-        }
+        let building = live
+            .building_with_room(context, &args.building_id, args.room_id.as_deref())
+            .await?;
         let sensors = inventory(live, context, &building, args.room_id.as_deref()).await?;
         let equipped: HashSet<&str> = sensors.iter().map(|s| s.room_id.as_str()).collect();
         let without: Vec<Value> = building
@@ -146,10 +145,9 @@ impl Tool for GetLatestSensorData {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live.building(context, &args.building_id).await?;
-        if let Some(room_id) = &args.room_id {
-            room(&building, room_id)?;
-        }
+        let building = live
+            .building_with_room(context, &args.building_id, args.room_id.as_deref())
+            .await?;
         let wanted_type = args.sensor_type.as_deref().map(str::to_ascii_lowercase);
         let sensors: Vec<SensorInfo> = inventory(live, context, &building, args.room_id.as_deref())
             .await?
