@@ -20,7 +20,10 @@ pub struct Conversation {
 pub struct SessionTotals {
     pub answers: u32,
     pub usage: Usage,
+    /// Summed over the answers the price table could price.
     pub estimated_usd: f64,
+    /// Answers from a model the price table does not list.
+    pub unpriced_answers: u32,
     /// `None` until the provider reports a cost.
     pub provider_usd: Option<f64>,
 }
@@ -57,7 +60,10 @@ impl Conversation {
         });
         self.totals.answers += 1;
         self.totals.usage += response.usage;
-        self.totals.estimated_usd += response.cost.estimated_usd.unwrap_or(0.0);
+        match response.cost.estimated_usd {
+            Some(usd) => self.totals.estimated_usd += usd,
+            None => self.totals.unpriced_answers += 1,
+        }
         if let Some(usd) = response.cost.provider_usd {
             *self.totals.provider_usd.get_or_insert(0.0) += usd;
         }
@@ -109,13 +115,20 @@ mod tests {
         assert!(conversation.question("first").history.is_empty());
         conversation.record("first", response("one", 10, None));
         conversation.record("second", response("two", 5, Some(0.25)));
+        let mut unpriced = response("three", 1, None);
+        unpriced.cost.estimated_usd = None;
+        conversation.record("third", unpriced);
         let next = conversation.question("third");
         let contents: Vec<&str> = next.history.iter().map(|m| m.content.as_str()).collect();
-        assert_eq!(contents, vec!["first", "one", "second", "two"]);
+        assert_eq!(
+            contents,
+            vec!["first", "one", "second", "two", "third", "three"]
+        );
         assert_eq!(next.history[1].role, HistoryRole::Assistant);
-        assert_eq!(conversation.turns(), 2);
-        assert_eq!(conversation.totals.usage.total_tokens, 15);
+        assert_eq!(conversation.turns(), 3);
+        assert_eq!(conversation.totals.usage.total_tokens, 16);
         assert_eq!(conversation.totals.estimated_usd, 1.0);
+        assert_eq!(conversation.totals.unpriced_answers, 1);
         assert_eq!(conversation.totals.provider_usd, Some(0.25));
     }
 

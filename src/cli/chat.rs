@@ -157,13 +157,17 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
         },
         "cost" => {
             let totals = &conversation.totals;
+            let estimated = match totals.unpriced_answers {
+                0 => format!("${:.6}", totals.estimated_usd),
+                n if n == totals.answers => "n/a (model not in the price table)".to_string(),
+                n => format!("${:.6} ({n} answers not priced)", totals.estimated_usd),
+            };
             println!(
-                "{} answers · tokens {} in + {} out = {} · estimated ${:.6} · provider {}",
+                "{} answers · tokens {} in + {} out = {} · estimated {estimated} · provider {}",
                 totals.answers,
                 totals.usage.prompt_tokens,
                 totals.usage.completion_tokens,
                 totals.usage.total_tokens,
-                totals.estimated_usd,
                 totals
                     .provider_usd
                     .map_or("n/a".to_string(), |usd| format!("${usd:.6}")),
