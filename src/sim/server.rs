@@ -4,8 +4,9 @@ use super::fixture::{Fixture, Sample, Sensor};
 use crate::auth::AuthUser;
 use crate::downstream::http::CLAIMS_HEADER;
 use crate::downstream::Building;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -64,6 +65,33 @@ pub struct LoggedRequest {
     pub path: String,
     /// The caller named by the claims header, when it had a usable one.
     pub sub: Option<String>,
+}
+
+/// What the log and the caller check need from a request.
+struct Incoming {
+    method: String,
+    /// Path and query, as received.
+    path: String,
+    claims: Option<String>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Incoming {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Incoming {
+            method: parts.method.to_string(),
+            path: parts
+                .uri
+                .path_and_query()
+                .map_or(parts.uri.path().to_string(), |p| p.to_string()),
+            claims: parts
+                .headers
+                .get(CLAIMS_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+        })
+    }
 }
 
 struct SimState {
@@ -167,19 +195,16 @@ type Outcome = Result<Answer, StatusCode>;
 async fn serve(
     state: &SimState,
     route: Route,
-    request: (&Method, &Uri, &HeaderMap),
+    incoming: Incoming,
     answer: impl FnOnce(&Fixture, &AuthUser) -> Outcome,
 ) -> Response {
-    let (method, uri, headers) = request;
-    let caller = headers
-        .get(CLAIMS_HEADER)
-        .and_then(|v| v.to_str().ok())
+    let caller = incoming
+        .claims
+        .as_deref()
         .and_then(|v| AuthUser::from_claims(v).ok());
     let entry = LoggedRequest {
-        method: method.to_string(),
-        path: uri
-            .path_and_query()
-            .map_or(uri.path().to_string(), |p| p.to_string()),
+        method: incoming.method,
+        path: incoming.path,
         sub: caller.as_ref().map(|c| c.sub.clone()),
     };
     tracing::info!(method = %entry.method, path = %entry.path, sub = ?entry.sub, "sim request");
@@ -260,48 +285,31 @@ fn summary(b: &Building) -> Value {
     json!({"id": b.id, "name": b.name, "domain": b.domain, "address": b.address})
 }
 
-async fn buildings(
-    State(state): State<Arc<SimState>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    serve(
-        &state,
-        Route::Buildings,
-        (&method, &uri, &headers),
-        |fixture, caller| {
-            let (shown, hidden): (Vec<&Building>, Vec<&Building>) =
-                fixture.buildings.iter().partition(|b| may_see(caller, b));
-            Ok(Answer {
-                body: Value::Array(shown.into_iter().map(summary).collect()),
-                foreign: Foreign::Append(hidden.into_iter().map(summary).collect()),
-            })
-        },
-    )
+async fn buildings(State(state): State<Arc<SimState>>, incoming: Incoming) -> Response {
+    serve(&state, Route::Buildings, incoming, |fixture, caller| {
+        let (shown, hidden): (Vec<&Building>, Vec<&Building>) =
+            fixture.buildings.iter().partition(|b| may_see(caller, b));
+        Ok(Answer {
+            body: Value::Array(shown.into_iter().map(summary).collect()),
+            foreign: Foreign::Append(hidden.into_iter().map(summary).collect()),
+        })
+    })
     .await
 }
 
 async fn building(
     State(state): State<Arc<SimState>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(
-        &state,
-        Route::Building,
-        (&method, &uri, &headers),
-        |fixture, caller| {
-            let building = visible(fixture, caller, &id)?;
-            let other = other_building(fixture, &id).unwrap_or(building);
-            Ok(Answer {
-                body: json!(building),
-                foreign: Foreign::Replace(json!(other)),
-            })
-        },
-    )
+    serve(&state, Route::Building, incoming, |fixture, caller| {
+        let building = visible(fixture, caller, &id)?;
+        let other = other_building(fixture, &id).unwrap_or(building);
+        Ok(Answer {
+            body: json!(building),
+            foreign: Foreign::Replace(json!(other)),
+        })
+    })
     .await
 }
 
@@ -324,24 +332,17 @@ fn occupancy_json(fixture: &Fixture, building_id: &str) -> Vec<Value> {
 async fn occupancy(
     State(state): State<Arc<SimState>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(
-        &state,
-        Route::Occupancy,
-        (&method, &uri, &headers),
-        |fixture, caller| {
-            let building = visible(fixture, caller, &id)?;
-            let other =
-                other_building(fixture, &id).map_or(Vec::new(), |b| occupancy_json(fixture, &b.id));
-            Ok(Answer {
-                body: Value::Array(occupancy_json(fixture, &building.id)),
-                foreign: Foreign::Append(other),
-            })
-        },
-    )
+    serve(&state, Route::Occupancy, incoming, |fixture, caller| {
+        let building = visible(fixture, caller, &id)?;
+        let other =
+            other_building(fixture, &id).map_or(Vec::new(), |b| occupancy_json(fixture, &b.id));
+        Ok(Answer {
+            body: Value::Array(occupancy_json(fixture, &building.id)),
+            foreign: Foreign::Append(other),
+        })
+    })
     .await
 }
 
@@ -389,32 +390,22 @@ fn sensor_answer(fixture: &Fixture, caller: &AuthUser, id: &str, room: Option<&s
 async fn building_sensors(
     State(state): State<Arc<SimState>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(
-        &state,
-        Route::Sensors,
-        (&method, &uri, &headers),
-        |fixture, caller| sensor_answer(fixture, caller, &id, None),
-    )
+    serve(&state, Route::Sensors, incoming, |fixture, caller| {
+        sensor_answer(fixture, caller, &id, None)
+    })
     .await
 }
 
 async fn room_sensors(
     State(state): State<Arc<SimState>>,
     Path((id, room)): Path<(String, String)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(
-        &state,
-        Route::Sensors,
-        (&method, &uri, &headers),
-        |fixture, caller| sensor_answer(fixture, caller, &id, Some(&room)),
-    )
+    serve(&state, Route::Sensors, incoming, |fixture, caller| {
+        sensor_answer(fixture, caller, &id, Some(&room))
+    })
     .await
 }
 
@@ -438,31 +429,24 @@ fn latest_of(fixture: &Fixture, sensors: &[&Sensor]) -> Vec<Value> {
 async fn latest(
     State(state): State<Arc<SimState>>,
     Path((id, room)): Path<(String, String)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(
-        &state,
-        Route::Latest,
-        (&method, &uri, &headers),
-        |fixture, caller| {
-            let building = visible(fixture, caller, &id)?;
-            fixture
-                .room(&building.id, &room)
-                .ok_or(StatusCode::NOT_FOUND)?;
-            let other = other_building(fixture, &id).map_or(Vec::new(), |b| {
-                latest_of(fixture, &sensors_of(fixture, &b.id, None))
-            });
-            Ok(Answer {
-                body: Value::Array(latest_of(
-                    fixture,
-                    &sensors_of(fixture, &building.id, Some(&room)),
-                )),
-                foreign: Foreign::Append(other),
-            })
-        },
-    )
+    serve(&state, Route::Latest, incoming, |fixture, caller| {
+        let building = visible(fixture, caller, &id)?;
+        fixture
+            .room(&building.id, &room)
+            .ok_or(StatusCode::NOT_FOUND)?;
+        let other = other_building(fixture, &id).map_or(Vec::new(), |b| {
+            latest_of(fixture, &sensors_of(fixture, &b.id, None))
+        });
+        Ok(Answer {
+            body: Value::Array(latest_of(
+                fixture,
+                &sensors_of(fixture, &building.id, Some(&room)),
+            )),
+            foreign: Foreign::Append(other),
+        })
+    })
     .await
 }
 
@@ -479,11 +463,9 @@ async fn history(
     State(state): State<Arc<SimState>>,
     Path((id, room)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    incoming: Incoming,
 ) -> Response {
-    serve(&state, Route::History, (&method, &uri, &headers), |fixture, caller| {
+    serve(&state, Route::History, incoming, |fixture, caller| {
         let building = visible(fixture, caller, &id)?;
         fixture.room(&building.id, &room).ok_or(StatusCode::NOT_FOUND)?;
         let from = parse_time(query.get("from"))?.unwrap_or(DateTime::<Utc>::MIN_UTC);
