@@ -13,6 +13,7 @@
 
 use super::jwt::{verify_hs256, JwtError};
 use super::{AuthUser, ClaimsError};
+use base64::Engine;
 
 /// The cookie the development token travels in.
 pub const TOKEN_COOKIE: &str = "authentication_token";
@@ -48,6 +49,21 @@ impl Caller {
         Caller {
             forwarded_claims: Some(user.to_claims_header()),
             user,
+        }
+    }
+
+    /// A caller whose claims arrived as `claims` (JSON or base64 of JSON): forwarded as they
+    /// came, in the base64 form the downstream services read.
+    pub fn forwarding(user: AuthUser, claims: &str) -> Caller {
+        let claims = claims.trim();
+        let header = if claims.starts_with('{') {
+            base64::engine::general_purpose::STANDARD.encode(claims)
+        } else {
+            claims.to_string()
+        };
+        Caller {
+            user,
+            forwarded_claims: Some(header),
         }
     }
 
@@ -124,10 +140,7 @@ fn from_claims_header(header: &str, now: f64) -> Result<Caller, RefusalReason> {
     if expiry.is_some_and(|exp| exp + super::jwt::LEEWAY_SECONDS <= now) {
         return Err(RefusalReason::ClaimsExpired);
     }
-    Ok(Caller {
-        user,
-        forwarded_claims: Some(header.trim().to_string()),
-    })
+    Ok(Caller::forwarding(user, header))
 }
 
 /// The token from the cookie and/or the bearer header; both present must agree.
@@ -252,6 +265,13 @@ mod tests {
             identify(header(&huge), &s, NOW),
             Err(AuthError::Unauthenticated)
         );
+    }
+
+    #[test]
+    fn a_header_of_plain_json_is_forwarded_as_base64() {
+        let json = r#"{"sub":"ana","memberships":[{"domain":"acme","role":"business_staff"}]}"#;
+        let caller = identify(header(json), &settings(true, false), NOW).unwrap();
+        assert_eq!(caller.forwarded_claims, Some(b64(json)));
     }
 
     #[test]

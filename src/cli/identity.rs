@@ -3,7 +3,6 @@
 //! anonymous caller when `REQUIRE_AUTH=false`.
 
 use anyhow::{bail, Context, Result};
-use base64::Engine;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::jwt::verify_hs256;
 use crowdvision_agent::auth::AuthUser;
@@ -36,17 +35,7 @@ fn from_claims_file(path: &Path) -> Result<Caller> {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let user = AuthUser::from_claims(&text)
         .with_context(|| format!("{} does not hold usable claims", path.display()))?;
-    let text = text.trim();
-    // The downstream services take the header form: base64 of the JSON.
-    let header = if text.starts_with('{') {
-        base64::engine::general_purpose::STANDARD.encode(text)
-    } else {
-        text.to_string()
-    };
-    Ok(Caller {
-        user,
-        forwarded_claims: Some(header),
-    })
+    Ok(Caller::forwarding(user, &text))
 }
 
 fn from_token(token: &str, config: &Config) -> Result<Caller> {
