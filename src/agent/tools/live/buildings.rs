@@ -1,6 +1,6 @@
 //! `list_buildings`, `get_building`, `get_room` and `get_occupancy`: twin-service data.
 
-use super::{note_dropped, room, room_name, unavailable, LiveData};
+use super::{note_dropped, room, room_name, unavailable, LiveData, Reached};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::downstream::{Building, RoomOccupancy};
 use async_trait::async_trait;
@@ -103,7 +103,7 @@ impl Tool for GetBuilding {
         args: BuildingArgs,
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
-        let building = self.0.building(context, &args.building_id).await?;
+        let building = self.0.building(context, &args.building_id).await?.building;
         let summary = format!("{} with {} rooms", building.name, building.rooms.len());
         Ok((building_json(&building), summary))
     }
@@ -127,9 +127,8 @@ impl Tool for GetRoom {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live.building(context, &args.building_id).await?;
+        let Reached { building, claims } = live.building(context, &args.building_id).await?;
         let found = room(&building, &args.room_id)?.clone();
-        let claims = live.claims_of(context, &args.building_id)?;
         // Occupancy is extra: the room is still described when it cannot be had.
         let occupancy = match live.twin.occupancy(claims, &building.id).await {
             Ok(listed) => listed
@@ -182,10 +181,9 @@ impl Tool for GetOccupancy {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live
+        let Reached { building, claims } = live
             .building_with_room(context, &args.building_id, args.room_id.as_deref())
             .await?;
-        let claims = live.claims_of(context, &args.building_id)?;
         let listed = live
             .twin
             .occupancy(claims, &building.id)

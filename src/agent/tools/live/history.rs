@@ -2,7 +2,7 @@
 //! series go back point by point; long ones as overall figures plus up to [`BUCKETS`] time
 //! buckets, so a month of minute readings never floods the model.
 
-use super::{note_dropped, room, room_name, unavailable, LiveData};
+use super::{note_dropped, room, room_name, unavailable, LiveData, Reached};
 use crate::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
 use crate::downstream::{HistoryPoint, HistoryQuery};
 use async_trait::async_trait;
@@ -177,9 +177,8 @@ impl Tool for GetSensorHistory {
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
         let (from, to) = window(args.from.as_deref(), args.to.as_deref(), Utc::now())?;
-        let building = live.building(context, &args.building_id).await?;
+        let Reached { building, claims } = live.building(context, &args.building_id).await?;
         let room = room(&building, &args.room_id)?;
-        let claims = live.claims_of(context, &building.id)?;
         let installed = live
             .sensors
             .sensors(claims, &building.id, Some(&room.id))

@@ -29,13 +29,19 @@ pub struct LiveData {
     pub authz: Arc<Authorizer>,
 }
 
+/// A building the caller may see, with the caller's claims header for the requests about it.
+pub struct Reached<'a> {
+    pub building: Building,
+    pub claims: &'a str,
+}
+
 impl LiveData {
     /// The building `building_id` when the caller may see it; otherwise [`not_found`].
-    pub async fn building(
+    pub async fn building<'a>(
         &self,
-        context: ToolContext<'_>,
+        context: ToolContext<'a>,
         building_id: &str,
-    ) -> Result<Building, ToolError> {
+    ) -> Result<Reached<'a>, ToolError> {
         let claims = self.claims_of(context, building_id)?;
         let building = match self.twin.building(claims, building_id).await {
             Ok(building) => building,
@@ -47,22 +53,22 @@ impl LiveData {
         {
             return Err(not_found(building_id));
         }
-        Ok(building)
+        Ok(Reached { building, claims })
     }
 
     /// As [`LiveData::building`], and when `room_id` is given, that room must be one of the
     /// building's (checked before any further request).
-    pub async fn building_with_room(
+    pub async fn building_with_room<'a>(
         &self,
-        context: ToolContext<'_>,
+        context: ToolContext<'a>,
         building_id: &str,
         room_id: Option<&str>,
-    ) -> Result<Building, ToolError> {
-        let building = self.building(context, building_id).await?;
+    ) -> Result<Reached<'a>, ToolError> {
+        let reached = self.building(context, building_id).await?;
         if let Some(room_id) = room_id {
-            room(&building, room_id)?;
+            room(&reached.building, room_id)?;
         }
-        Ok(building)
+        Ok(reached)
     }
 
     /// The caller's claims header, when the caller could see any building at all.

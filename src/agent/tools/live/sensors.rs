@@ -2,7 +2,7 @@
 //! check the inventory against the building's rooms, so that "no sensor installed" and "no
 //! reading right now" are different answers.
 
-use super::{note_dropped, room_name, unavailable, LiveData};
+use super::{note_dropped, room_name, unavailable, LiveData, Reached};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::downstream::{Building, Reading, SensorInfo};
 use async_trait::async_trait;
@@ -51,11 +51,10 @@ pub struct GetLatestSensorData(pub LiveData);
 /// The building's installed sensors (of one room when given) that really are in its rooms.
 async fn inventory(
     live: &LiveData,
-    context: ToolContext<'_>,
+    claims: &str,
     building: &Building,
     room_id: Option<&str>,
 ) -> Result<Vec<SensorInfo>, ToolError> {
-    let claims = live.claims_of(context, &building.id)?;
     let listed = live
         .sensors
         .sensors(claims, &building.id, room_id)
@@ -100,10 +99,10 @@ impl Tool for ListSensors {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live
+        let Reached { building, claims } = live
             .building_with_room(context, &args.building_id, args.room_id.as_deref())
             .await?;
-        let sensors = inventory(live, context, &building, args.room_id.as_deref()).await?;
+        let sensors = inventory(live, claims, &building, args.room_id.as_deref()).await?;
         let equipped: HashSet<&str> = sensors.iter().map(|s| s.room_id.as_str()).collect();
         let without: Vec<Value> = building
             .rooms
@@ -145,11 +144,11 @@ impl Tool for GetLatestSensorData {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let building = live
+        let Reached { building, claims } = live
             .building_with_room(context, &args.building_id, args.room_id.as_deref())
             .await?;
         let wanted_type = args.sensor_type.as_deref().map(str::to_ascii_lowercase);
-        let sensors: Vec<SensorInfo> = inventory(live, context, &building, args.room_id.as_deref())
+        let sensors: Vec<SensorInfo> = inventory(live, claims, &building, args.room_id.as_deref())
             .await?
             .into_iter()
             .filter(|s| {
@@ -178,7 +177,6 @@ impl Tool for GetLatestSensorData {
             }
         }
         let not_read: Vec<&str> = rooms.split_off(rooms.len().min(MAX_ROOMS_READ));
-        let claims = live.claims_of(context, &building.id)?;
         let reads: Vec<_> = rooms
             .iter()
             .map(|room_id| room_readings(live, claims, &building, room_id, &sensors))
