@@ -52,6 +52,8 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     pub base_url: Url,
     pub answer_model: String,
+    /// The eval judge (`JUDGE_MODEL`); unset = the dataset's, else one of another family.
+    pub judge_model: Option<String>,
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub max_tool_hops: u32,
@@ -369,6 +371,7 @@ impl Config {
             api_key: api_key.clone(),
             base_url: r.http_url("LLM_BASE_URL", "https://openrouter.ai/api/v1")?,
             answer_model: r.string("ANSWER_MODEL", "openai/gpt-4o-mini"),
+            judge_model: r.optional("JUDGE_MODEL"),
             max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 2048, 1, 1_000_000)?,
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,

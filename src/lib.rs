@@ -7,6 +7,7 @@
 //! - [`auth`]: the role hierarchy (and, later, the caller's identity).
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
+//! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
@@ -16,6 +17,7 @@ pub mod auth;
 pub mod citations;
 pub mod config;
 pub mod downstream;
+pub mod eval;
 pub mod http;
 pub mod retrieval;
 pub mod sim;

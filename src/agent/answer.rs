@@ -13,7 +13,7 @@ use super::response::{AskResponse, RetrievalReport, TraceEntry};
 use super::run::{LoopState, Step};
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
-use super::usage::{Cost, Price, PriceTable, Usage};
+use super::usage::{Cost, PriceTable, Usage};
 use crate::auth::authz::Authorizer;
 use crate::auth::identity::Caller;
 use crate::citations::{self, ChunkOrigin};
@@ -145,16 +145,7 @@ impl Agent {
         tools: Arc<ToolRegistry>,
         authz: Arc<Authorizer>,
     ) -> Agent {
-        let mut prices = PriceTable::default();
-        for entry in &config.llm.prices {
-            prices.set(
-                &entry.model,
-                Price {
-                    prompt_per_million: entry.prompt_per_million,
-                    completion_per_million: entry.completion_per_million,
-                },
-            );
-        }
+        let prices = PriceTable::with_overrides(&config.llm.prices);
         Agent::new(
             model,
             tools,
@@ -209,6 +200,7 @@ impl Agent {
                         tools: &self.schemas,
                         temperature: self.settings.temperature,
                         max_output_tokens: self.settings.max_output_tokens,
+                        response_schema: None,
                     },
                     tokens,
                 )
@@ -292,9 +284,7 @@ impl Agent {
         let checked = citations::check(&answer, &progress.returned_chunks);
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;
-        cost.estimated_usd = self
-            .prices
-            .estimate(model_for_prices(&model, &self.prices), &progress.usage);
+        cost.estimated_usd = self.prices.estimate_served(&model, &progress.usage);
         AskResponse {
             answer: checked.answer,
             citations: checked.citations,
@@ -318,22 +308,6 @@ fn token_forwarder(sender: &UnboundedSender<AgentEvent>) -> impl Fn(&str) + Send
             text: text.to_string(),
         });
     }
-}
-
-/// Providers may report a dated variant of the requested model (`openai/gpt-4o-mini-2024-07-18`);
-/// its price is the base model's when the variant is not listed.
-fn model_for_prices<'a>(model: &'a str, prices: &PriceTable) -> &'a str {
-    if prices.estimate(model, &Usage::default()).is_some() {
-        return model;
-    }
-    let mut candidate = model;
-    while let Some((base, _)) = candidate.rsplit_once('-') {
-        if prices.estimate(base, &Usage::default()).is_some() {
-            return base;
-        }
-        candidate = base;
-    }
-    model
 }
 
 /// The arguments for the trace and the events: the JSON the model sent, or its text when it
@@ -406,23 +380,6 @@ mod tests {
         assert!(prompt.contains(REFUSAL_PREFIX));
         assert!(!prompt.contains("{IDK_MARKER}") && !prompt.contains("{REFUSAL_PREFIX}"));
         assert!(prompt.contains("[^chunk_id]"));
-    }
-
-    #[test]
-    fn dated_model_variants_are_priced_as_their_base() {
-        let prices = PriceTable::default();
-        assert_eq!(
-            model_for_prices("openai/gpt-4o-mini-2024-07-18", &prices),
-            "openai/gpt-4o-mini"
-        );
-        assert_eq!(
-            model_for_prices("openai/gpt-4o-mini", &prices),
-            "openai/gpt-4o-mini"
-        );
-        assert_eq!(
-            model_for_prices("local/unknown-model", &prices),
-            "local/unknown-model"
-        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! - The loop running out of hops → `tool_loop_exhausted` (decided by the loop, not the text).
 //! - Anything else → `answered` (greetings included).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The exact reply for an in-scope question the available information cannot answer.
 pub const IDK_MARKER: &str = "I don't know based on the available CrowdVision information.";
@@ -14,7 +14,7 @@ pub const IDK_MARKER: &str = "I don't know based on the available CrowdVision in
 /// How every scoped refusal begins.
 pub const REFUSAL_PREFIX: &str = "I can only help with CrowdVision";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Answered,

@@ -95,6 +95,15 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [ToolSchema],
     pub temperature: f32,
     pub max_output_tokens: u32,
+    /// Constrains the reply to JSON matching a schema (`response_format: json_schema`).
+    pub response_schema: Option<ResponseSchema<'a>>,
+}
+
+/// A JSON schema the reply must follow, named as the provider asks.
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseSchema<'a> {
+    pub name: &'a str,
+    pub schema: &'a serde_json::Value,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -215,6 +215,21 @@ struct WireRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<WireResponseFormat<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireResponseFormat<'a> {
+    r#type: &'static str,
+    json_schema: WireJsonSchema<'a>,
+}
+
+#[derive(Serialize)]
+struct WireJsonSchema<'a> {
+    name: &'a str,
+    strict: bool,
+    schema: &'a serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -280,6 +295,14 @@ impl<'a> WireRequest<'a> {
             stream,
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
+            }),
+            response_format: request.response_schema.map(|format| WireResponseFormat {
+                r#type: "json_schema",
+                json_schema: WireJsonSchema {
+                    name: format.name,
+                    strict: true,
+                    schema: format.schema,
+                },
             }),
         }
     }

@@ -1,10 +1,10 @@
 //! Token usage summed over the hops of one answer, and its cost: the provider's own figure when
 //! it reports one (OpenRouter's `usage.cost`), and always an estimate from a price table. Pure.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -19,7 +19,7 @@ impl AddAssign for Usage {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     /// From the price table; `None` for a model it does not list.
     pub estimated_usd: Option<f64>,
@@ -70,6 +70,33 @@ fn price(prompt: f64, completion: f64) -> Price {
 }
 
 impl PriceTable {
+    /// The default table with `MODEL_PRICES` applied.
+    pub fn with_overrides(overrides: &[crate::config::ModelPrice]) -> PriceTable {
+        let mut table = PriceTable::default();
+        for entry in overrides {
+            table.set(
+                &entry.model,
+                Price {
+                    prompt_per_million: entry.prompt_per_million,
+                    completion_per_million: entry.completion_per_million,
+                },
+            );
+        }
+        table
+    }
+
+    /// As [`PriceTable::estimate`], pricing a dated variant the provider reports
+    /// (`openai/gpt-4o-mini-2024-07-18`) as its base model when the variant is not listed.
+    pub fn estimate_served(&self, model: &str, usage: &Usage) -> Option<f64> {
+        let mut candidate = model;
+        loop {
+            if let Some(usd) = self.estimate(candidate, usage) {
+                return Some(usd);
+            }
+            candidate = candidate.rsplit_once('-')?.0;
+        }
+    }
+
     /// Adds or replaces a model's price.
     pub fn set(&mut self, model: &str, price: Price) {
         self.prices.retain(|(m, _)| m != model);
@@ -134,6 +161,24 @@ mod tests {
         cost.add_provider(Some(0.001));
         cost.add_provider(Some(0.002));
         assert!((cost.provider_usd.unwrap() - 0.003).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dated_model_variants_are_priced_as_their_base() {
+        let table = PriceTable::default();
+        let usage = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 0,
+            total_tokens: 1_000_000,
+        };
+        assert_eq!(
+            table.estimate_served("openai/gpt-4o-mini-2024-07-18", &usage),
+            table.estimate("openai/gpt-4o-mini", &usage)
+        );
+        assert!(table
+            .estimate_served("openai/gpt-4o-mini", &usage)
+            .is_some());
+        assert_eq!(table.estimate_served("local/unknown-model", &usage), None);
     }
 
     #[test]

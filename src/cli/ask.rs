@@ -6,8 +6,10 @@ use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::agent::answer::{Agent, AgentEvent, Question};
+use crowdvision_agent::agent::llm::ChatModel;
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::response::AskResponse;
+use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::standard_registry;
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::config::Config;
@@ -37,15 +39,42 @@ pub struct AskArgs {
     verbose: bool,
 }
 
-/// The agent as every command that answers questions builds it.
-pub async fn build_agent(config: &Config) -> Result<Agent> {
+/// What an agent is made of, built once: the provider adapter, the tools, the authorizer.
+pub struct AgentParts {
+    pub chat: Arc<dyn ChatModel>,
+    pub tools: Arc<ToolRegistry>,
+    pub authz: Arc<Authorizer>,
+}
+
+impl AgentParts {
+    /// An agent over these parts with the settings of `config` (its answer model included).
+    pub fn agent(&self, config: &Config) -> Agent {
+        Agent::from_config(
+            config,
+            self.chat.clone(),
+            self.tools.clone(),
+            self.authz.clone(),
+        )
+    }
+}
+
+/// Checks the key and the store, then builds the parts every answering command uses.
+pub async fn build_parts(config: &Config) -> Result<AgentParts> {
     config.require_api_key()?;
     let retriever = Retriever::from_config(config).await?;
     retriever.check_store().await?;
     let authz = Arc::new(Authorizer::from_config(config));
     let tools = standard_registry(config, Arc::new(retriever), authz.clone());
-    let model = Arc::new(OpenAiChat::new(&config.llm));
-    Ok(Agent::from_config(config, model, Arc::new(tools), authz))
+    Ok(AgentParts {
+        chat: Arc::new(OpenAiChat::new(&config.llm)),
+        tools: Arc::new(tools),
+        authz,
+    })
+}
+
+/// The agent as every command that answers questions builds it.
+pub async fn build_agent(config: &Config) -> Result<Agent> {
+    Ok(build_parts(config).await?.agent(config))
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {

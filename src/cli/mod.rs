@@ -6,6 +6,7 @@ mod ask;
 mod chat;
 mod chunk;
 mod db;
+mod eval;
 mod identity;
 mod ingest;
 mod render;
@@ -58,8 +59,8 @@ pub enum Command {
     Ask(ask::AskArgs),
     /// Multi-turn conversation with history, the same loop as ask.
     Chat(chat::ChatArgs),
-    /// Golden-dataset evaluation.
-    Eval(LaterArgs),
+    /// Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports.
+    Eval(eval::EvalArgs),
     /// Serve the HTTP API.
     Serve(LaterArgs),
     /// The tool registry: list the tools, or call one directly as the caller.
@@ -114,7 +115,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(load()?, caller, args).await,
         Command::Ask(args) => ask::run(load()?, caller, args).await,
         Command::Chat(args) => chat::run(load()?, caller, args).await,
-        Command::Eval(_) => not_yet("eval"),
+        Command::Eval(args) => eval::run(load()?, args).await,
         Command::Serve(_) => not_yet("serve"),
         Command::Tools(args) => tools::run(load()?, caller, args).await,
         Command::Sim(args) => sim::run(args).await,

@@ -2,6 +2,8 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use crowdvision_agent::agent::response::{AskResponse, TraceEntry};
+use crowdvision_agent::eval::formats;
+use crowdvision_agent::eval::report::{BaselineDiff, Report, Status};
 use crowdvision_agent::retrieval::chunk::Chunk;
 use crowdvision_agent::retrieval::ingest::{Action, IngestSummary};
 use crowdvision_agent::retrieval::search::SearchResult;
@@ -179,4 +181,138 @@ pub fn usage_line(response: &AskResponse) -> String {
         dollars(response.cost.estimated_usd),
         dollars(response.cost.provider_usd),
     )
+}
+
+/// Per model, every case with its status and, for the ones that did not behave, each failing
+/// assertion (expected vs got); then the summary matrix, and with a sweep the cases whose
+/// outcome differs between models.
+pub fn eval_report(report: &Report) -> String {
+    let mut out = String::new();
+    for model in &report.models {
+        let mut t = table(&["status", "case", "ms", "details"]);
+        for case in &model.cases {
+            let latency = case.runs.iter().map(|r| r.latency_ms).max().unwrap_or(0);
+            let status = if case.flaky {
+                format!(
+                    "{} (flaky {:.0}%)",
+                    case.status.as_str(),
+                    case.pass_rate * 100.0
+                )
+            } else {
+                case.status.as_str().to_string()
+            };
+            let details = match case.status {
+                Status::Pass => String::new(),
+                Status::Xfail => format!(
+                    "xfail: {}\n{}",
+                    case.xfail.as_deref().unwrap_or_default(),
+                    formats::case_details(case)
+                ),
+                Status::Xpass => "passed though marked xfail: remove the marker".to_string(),
+                Status::Fail | Status::Error => formats::case_details(case),
+            };
+            t.add_row(vec![
+                Cell::new(status),
+                Cell::new(&case.id),
+                number(latency),
+                Cell::new(details.trim_end()),
+            ]);
+        }
+        out.push_str(&format!("model {}\n{t}\n\n", model.model));
+    }
+    out.push_str(&eval_matrix(report).to_string());
+    if let Some(judge) = &report.judge_model {
+        out.push_str(&format!("\njudge: {judge}"));
+    }
+    if !report.differing.is_empty() {
+        let mut header = vec!["case".to_string()];
+        header.extend(report.models.iter().map(|m| m.model.clone()));
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+        for case in &report.differing {
+            let mut row = vec![Cell::new(&case.id)];
+            row.extend(case.statuses.iter().map(|(_, s)| Cell::new(s.as_str())));
+            t.add_row(row);
+        }
+        out.push_str(&format!(
+            "\n\ncases whose outcome differs between models\n{t}"
+        ));
+    }
+    out
+}
+
+/// One row per model: pass rate, statuses, latency, tokens and cost (answers, then judge).
+pub fn eval_matrix(report: &Report) -> Table {
+    let mut t = table(&[
+        "model",
+        "pass rate",
+        "PASS",
+        "FAIL",
+        "ERROR",
+        "XFAIL",
+        "XPASS",
+        "flaky",
+        "mean ms",
+        "p95 ms",
+        "tokens",
+        "cost",
+        "judge tokens",
+        "judge cost",
+    ]);
+    for model in &report.models {
+        let s = &model.summary;
+        t.add_row(vec![
+            Cell::new(&model.model),
+            number(format!("{:.1}%", s.pass_rate * 100.0)),
+            number(s.pass),
+            number(s.fail),
+            number(s.error),
+            number(s.xfail),
+            number(s.xpass),
+            number(s.flaky),
+            number(format!("{:.0}", s.latency_ms_mean)),
+            number(s.latency_ms_p95),
+            number(s.usage.total_tokens),
+            number(formats::usd(s.cost_usd)),
+            number(s.judge_usage.total_tokens),
+            number(formats::usd(s.judge_cost_usd)),
+        ]);
+    }
+    t
+}
+
+/// The change against a baseline report, as lines.
+pub fn baseline_diff(diff: &BaselineDiff) -> String {
+    let mut lines = vec!["against the baseline:".to_string()];
+    for rate in &diff.pass_rates {
+        lines.push(format!(
+            "  {} pass rate {:.1}% → {:.1}% ({:+.1} points)",
+            rate.model,
+            rate.before * 100.0,
+            rate.after * 100.0,
+            (rate.after - rate.before) * 100.0
+        ));
+    }
+    for (title, changes) in [
+        ("new failure", &diff.new_failures),
+        ("fixed", &diff.fixed),
+        ("changed", &diff.other_changes),
+    ] {
+        for change in changes.iter() {
+            lines.push(format!(
+                "  {title}: {} ({}) {} → {}",
+                change.id,
+                change.model,
+                change.before.as_str(),
+                change.after.as_str()
+            ));
+        }
+    }
+    for case in &diff.new_cases {
+        lines.push(format!("  new case: {case}"));
+    }
+    for case in &diff.gone_cases {
+        lines.push(format!("  no longer run: {case}"));
+    }
+    lines.join("\n")
 }

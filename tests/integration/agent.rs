@@ -913,6 +913,7 @@ async fn refused_connections_are_retried_with_backoff_then_reported() {
             tools: &[],
             temperature: 0.0,
             max_output_tokens: 10,
+            response_schema: None,
         },
         None,
     )

@@ -9,6 +9,7 @@ mod agent;
 mod cli;
 mod corpus;
 mod embed;
+mod eval;
 mod ingest;
 mod live;
 mod provider;

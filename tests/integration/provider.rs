@@ -31,8 +31,12 @@ pub enum Reply {
     Hang(Duration),
 }
 
+/// Decides a reply from the request body; `None` falls through to the scripted replies.
+pub type Rule = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
+
 #[derive(Clone, Default)]
 struct Script {
+    rule: Option<Rule>,
     replies: Arc<Mutex<VecDeque<Reply>>>,
     /// Replayed for every request once the script is done (for a model that never stops).
     forever: Arc<Mutex<Option<Reply>>>,
@@ -47,7 +51,22 @@ pub struct ScriptedProvider {
 
 impl ScriptedProvider {
     pub async fn start(replies: Vec<Reply>) -> ScriptedProvider {
-        let script = Script::default();
+        ScriptedProvider::serve(Script::default(), replies).await
+    }
+
+    /// A provider that answers every request by `rule` (for runs whose requests arrive in no
+    /// fixed order, such as concurrent eval cases).
+    pub async fn with_rule(
+        rule: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static,
+    ) -> ScriptedProvider {
+        let script = Script {
+            rule: Some(Arc::new(rule)),
+            ..Script::default()
+        };
+        ScriptedProvider::serve(script, Vec::new()).await
+    }
+
+    async fn serve(script: Script, replies: Vec<Reply>) -> ScriptedProvider {
         script.replies.lock().unwrap().extend(replies);
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -86,8 +105,9 @@ impl ScriptedProvider {
 }
 
 async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
+    let ruled = script.rule.as_ref().and_then(|rule| rule(&body));
     script.requests.lock().unwrap().push((Instant::now(), body));
-    let next = script.replies.lock().unwrap().pop_front();
+    let next = ruled.or_else(|| script.replies.lock().unwrap().pop_front());
     let reply = next.or_else(|| script.forever.lock().unwrap().clone());
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),

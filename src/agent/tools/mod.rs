@@ -45,6 +45,19 @@ impl ToolError {
     }
 }
 
+/// The names of the tools [`standard_registry`] registers, for checking names written by people
+/// (an eval dataset's `tools:`) without building the registry.
+pub const STANDARD_TOOL_NAMES: [&str; 8] = [
+    "search_docs",
+    "list_buildings",
+    "get_building",
+    "get_room",
+    "get_occupancy",
+    "list_sensors",
+    "get_latest_sensor_data",
+    "get_sensor_history",
+];
+
 /// Every tool the agent offers: `search_docs` over `retriever`, and the live-data tools over
 /// the downstream services of `config`.
 pub fn standard_registry(
