@@ -52,6 +52,8 @@ async fn main() {
         prune: false,
         dry_run: false,
         require_permissions: false,
+        docs_root: None,
+        max_source_bytes: crowdvision_agent::retrieval::ingest::DEFAULT_MAX_SOURCE_BYTES,
     };
     let summary = ingestor.run(&options, &NoProgress).await.unwrap();
     let retriever = Retriever {

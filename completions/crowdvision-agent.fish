@@ -34,7 +34,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "search" -d 'Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "eval" -d 'Golden-dataset evaluation'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "eval" -d 'Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "serve" -d 'Serve the HTTP API'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'
@@ -87,9 +87,22 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l models -d 'Answer models to sweep, comma-separated (default: ANSWER_MODEL)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l judge-model -d 'The model that grades judge rubrics (default: JUDGE_MODEL, the dataset\'s judge_model, else a model of another family than the answer model)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l filter -d 'Only cases whose id matches (`*` wildcards) or that carry this tag; repeatable' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l repeat -d 'Runs of each case; a case that passes some runs and fails others is flaky' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l jobs -d 'Answers in flight at once' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l timeout -d 'Seconds one answer (with its grading) may take before the case is an ERROR' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l json -d 'Write the full report as JSON' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l junit -d 'Write JUnit XML for CI systems' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l markdown -d 'Write a Markdown summary (for a pull-request comment)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l baseline -d 'A previous --json report: print new failures, fixed cases and the pass-rate change' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim-fixture -d 'The fixture --sim serves' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l strict -d 'Also fail (exit 1) on XPASS: a case marked xfail that now passes'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim -d 'Start the simulator in process and point the live-data tools at it'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
@@ -172,7 +185,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "search" -d 'Hybrid retrieval only, no LLM: ranked chunks with both ranks and the fused score'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "eval" -d 'Golden-dataset evaluation'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "eval" -d 'Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "serve" -d 'Serve the HTTP API'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'

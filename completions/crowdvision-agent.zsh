@@ -113,14 +113,27 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (eval)
 _arguments "${_arguments_options[@]}" : \
+'*--models=[Answer models to sweep, comma-separated (default\: ANSWER_MODEL)]:MODEL,...:_default' \
+'--judge-model=[The model that grades judge rubrics (default\: JUDGE_MODEL, the dataset'\''s judge_model, else a model of another family than the answer model)]:MODEL:_default' \
+'*--filter=[Only cases whose id matches (\`*\` wildcards) or that carry this tag; repeatable]:ID|TAG:_default' \
+'--repeat=[Runs of each case; a case that passes some runs and fails others is flaky]:REPEAT:_default' \
+'--jobs=[Answers in flight at once]:JOBS:_default' \
+'--timeout=[Seconds one answer (with its grading) may take before the case is an ERROR]:SECONDS:_default' \
+'--json=[Write the full report as JSON]:FILE:_files' \
+'--junit=[Write JUnit XML for CI systems]:FILE:_files' \
+'--markdown=[Write a Markdown summary (for a pull-request comment)]:FILE:_files' \
+'--baseline=[A previous --json report\: print new failures, fixed cases and the pass-rate change]:FILE:_files' \
+'--sim-fixture=[The fixture --sim serves]:FILE:_files' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--strict[Also fail (exit 1) on XPASS\: a case marked xfail that now passes]' \
+'--sim[Start the simulator in process and point the live-data tools at it]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
+'*::datasets -- Dataset files, or folders of them (*.yaml, *.yml):_files' \
 && ret=0
 ;;
 (serve)
@@ -462,7 +475,7 @@ _crowdvision-agent_commands() {
 'search:Hybrid retrieval only, no LLM\: ranked chunks with both ranks and the fused score' \
 'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
 'chat:Multi-turn conversation with history, the same loop as ask' \
-'eval:Golden-dataset evaluation' \
+'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
 'serve:Serve the HTTP API' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
@@ -561,7 +574,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'search:Hybrid retrieval only, no LLM\: ranked chunks with both ranks and the fused score' \
 'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
 'chat:Multi-turn conversation with history, the same loop as ask' \
-'eval:Golden-dataset evaluation' \
+'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
 'serve:Serve the HTTP API' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \

@@ -173,6 +173,11 @@ pub struct StoreConfig {
 #[derive(Debug, Clone)]
 pub struct IngestConfig {
     pub require_permissions: bool,
+    /// The knowledge-base root (`DOCS_ROOT`): source names and inherited permissions are
+    /// taken from a file's canonical location under it.
+    pub docs_root: PathBuf,
+    /// Largest source file ingested (`MAX_SOURCE_BYTES`).
+    pub max_source_bytes: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -410,6 +415,8 @@ impl Config {
             },
             ingest: IngestConfig {
                 require_permissions: r.boolean("REQUIRE_PERMISSIONS", false)?,
+                docs_root: PathBuf::from(r.string("DOCS_ROOT", "documentation")),
+                max_source_bytes: r.number("MAX_SOURCE_BYTES", 5 * 1024 * 1024, 1, 1 << 30)?,
             },
             access,
             downstream: DownstreamConfig {

@@ -21,3 +21,4 @@ pub mod eval;
 pub mod http;
 pub mod retrieval;
 pub mod sim;
+pub mod text;

@@ -236,7 +236,7 @@ impl Agent {
                 HistoryRole::Assistant => Message::assistant(earlier.content.as_str()),
             });
         }
-        messages.push(Message::user(question.text.as_str()));
+        messages.push(Message::user(crate::text::strip_invisible(&question.text)));
         messages
     }
 

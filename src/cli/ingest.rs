@@ -47,6 +47,8 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
         prune: args.prune,
         dry_run: args.dry_run,
         require_permissions: args.require_permissions || config.ingest.require_permissions,
+        docs_root: Some(config.ingest.docs_root.clone()),
+        max_source_bytes: config.ingest.max_source_bytes,
     };
     let bar = (!args.json && std::io::stderr().is_terminal()).then(ProgressBar::new);
     let progress: &dyn Progress = match &bar {

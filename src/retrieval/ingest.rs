@@ -9,14 +9,16 @@
 
 use super::chunk::{count_tokens, split_front_matter, Chunker, FrontMatter};
 use super::embed::{EmbedError, Embedder};
-use super::source::{discover, validate_permissions, SourceError, SourceFile};
+use super::source::{
+    discover_under, validate_permissions, Discovery, Scope, SourceError, SourceFile,
+};
 use super::store::{check_embedding, ChunkStore, NewChunk, NewDocument, StoreError, WriteOutcome};
 use crate::config::SizeUnit;
 use futures::StreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Documents prepared (read, chunked, embedded) ahead of the writer.
@@ -32,7 +34,14 @@ pub struct IngestOptions {
     pub prune: bool,
     pub dry_run: bool,
     pub require_permissions: bool,
+    /// The knowledge-base root the roots are named under, when they lie inside it.
+    pub docs_root: Option<PathBuf>,
+    /// Largest source read; larger ones fail with a clear error.
+    pub max_source_bytes: u64,
 }
+
+/// The default of `MAX_SOURCE_BYTES`.
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 5 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -151,7 +160,11 @@ impl Ingestor {
             .collect();
         let held_hashes: HashSet<String> = stored.iter().map(|d| d.content_hash.clone()).collect();
 
-        let (files, discovery_errors) = discover(&options.roots);
+        let Discovery {
+            files,
+            errors: discovery_errors,
+            scopes,
+        } = discover_under(&options.roots, options.docs_root.as_deref());
         let mut summary = IngestSummary {
             dry_run: options.dry_run,
             ..IngestSummary::default()
@@ -186,6 +199,7 @@ impl Ingestor {
             self.prune(
                 &stored,
                 &seen,
+                &scopes,
                 &discovery_errors,
                 options.dry_run,
                 &mut summary,
@@ -219,7 +233,12 @@ impl Ingestor {
     ) -> Step {
         let source = file.source.clone();
         let settings = self.chunker_fingerprint();
-        let read = match tokio::task::spawn_blocking(move || read_source(file, &settings)).await {
+        let max_bytes = options.max_source_bytes;
+        let read = match tokio::task::spawn_blocking(move || {
+            read_source(file, &settings, max_bytes)
+        })
+        .await
+        {
             Ok(Ok(read)) => read,
             Ok(Err(message)) => return Step::Done(failure(&source, message)),
             Err(join) => return Step::Done(failure(&source, format!("reading panicked: {join}"))),
@@ -344,6 +363,7 @@ impl Ingestor {
         &self,
         stored: &[super::store::StoredDocument],
         seen: &HashSet<String>,
+        scopes: &[Scope],
         discovery_errors: &[SourceError],
         dry_run: bool,
         summary: &mut IngestSummary,
@@ -353,7 +373,11 @@ impl Ingestor {
             tracing::warn!("not pruning: some sources could not be listed");
             return Ok(());
         }
-        for document in stored.iter().filter(|d| !seen.contains(&d.source)) {
+        // Only documents this run spoke for: under its folders, or its single files.
+        let gone = stored.iter().filter(|d| {
+            !seen.contains(&d.source) && scopes.iter().any(|scope| scope.covers(&d.source))
+        });
+        for document in gone {
             if !dry_run {
                 self.store.delete_document(&document.source).await?;
             }
@@ -398,9 +422,14 @@ fn error_source(error: &SourceError) -> String {
     }
 }
 
-fn read_source(file: SourceFile, chunker_settings: &str) -> Result<ReadSource, String> {
-    let bytes = std::fs::read(&file.path).map_err(|e| format!("cannot read: {e}"))?;
+fn read_source(
+    file: SourceFile,
+    chunker_settings: &str,
+    max_bytes: u64,
+) -> Result<ReadSource, String> {
+    let bytes = read_bounded(&file.path, max_bytes)?;
     let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
+    let text = crate::text::strip_invisible(&text).into_owned();
     let (front_matter, _) = split_front_matter(&text).map_err(|e| e.to_string())?;
     let permissions = match front_matter.permissions.clone() {
         Some(list) => list,
@@ -418,6 +447,23 @@ fn read_source(file: SourceFile, chunker_settings: &str) -> Result<ReadSource, S
         permissions,
         hash,
     })
+}
+
+/// The file's bytes, refused when there are more than `max_bytes` (counted while reading:
+/// some files report no size).
+fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(format!(
+            "larger than MAX_SOURCE_BYTES ({max_bytes} bytes); split the page or raise the limit"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// SHA-256 over the text, the effective permissions and the chunker settings, in hex.

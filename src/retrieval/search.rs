@@ -94,6 +94,8 @@ impl Retriever {
         let top_k = top_k
             .unwrap_or(self.settings.top_k_final)
             .clamp(1, MAX_TOP_K);
+        let question = crate::text::strip_invisible(question);
+        let question = question.as_ref();
         let permissions = user.effective_permissions();
         let terms = keyword_terms(question);
         let vector = async {

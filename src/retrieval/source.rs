@@ -26,58 +26,179 @@ pub enum SourceError {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFile {
-    /// The name the document is stored under: the path relative to its root, with `/`.
+    /// The name the document is stored under: its canonical path relative to the
+    /// knowledge-base root, with `/`.
     pub source: String,
+    /// The canonical path (symlinks resolved).
     pub path: PathBuf,
     /// The nearest directory default, if any.
     pub default_permissions: Option<Vec<String>>,
 }
 
-/// Every document file under the roots (a root may also be a single file), sorted by source.
-/// Unreadable folders and invalid `_permissions.yaml` files are returned as errors beside the
-/// files that could be found.
-pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<SourceError>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for root in roots {
-        if root.is_file() {
-            let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
-            files.push(SourceFile {
-                source: name.unwrap_or_else(|| root.display().to_string()),
-                path: root.clone(),
-                default_permissions: None,
-            });
-            continue;
-        }
-        let mut defaults = DirectoryDefaults::default();
-        let walker = walkdir::WalkDir::new(root)
-            .follow_links(true)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
-        for entry in walker {
-            match entry {
-                Ok(entry) if entry.file_type().is_file() && is_document(entry.path()) => {
-                    let path = entry.path().to_path_buf();
-                    match defaults.for_file(root, &path) {
-                        Ok(default_permissions) => files.push(SourceFile {
-                            source: relative_name(root, &path),
-                            path,
-                            default_permissions,
-                        }),
-                        Err(error) => errors.push(error),
-                    }
-                }
-                Ok(_) => {}
-                Err(error) => errors.push(SourceError::Unreadable {
-                    path: error.path().unwrap_or(root).to_path_buf(),
-                    message: error.to_string(),
-                }),
-            }
+/// What one run found: the documents, the problems, and the part of the knowledge base each
+/// given path covers (what `--prune` may touch).
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub files: Vec<SourceFile>,
+    pub errors: Vec<SourceError>,
+    pub scopes: Vec<Scope>,
+}
+
+/// The stored sources one given path speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every source under this folder prefix (`""` = the whole root, else `user/`).
+    Folder(String),
+    /// Exactly this source.
+    File(String),
+}
+
+impl Scope {
+    pub fn covers(&self, source: &str) -> bool {
+        match self {
+            Scope::Folder(prefix) => source.starts_with(prefix.as_str()),
+            Scope::File(name) => source == name,
         }
     }
-    files.sort_by(|a, b| a.source.cmp(&b.source));
-    (files, errors)
+}
+
+/// Every document file under the roots (a root may also be a single file), sorted by source,
+/// each root being its own knowledge-base root.
+pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<SourceError>) {
+    let found = discover_under(roots, None);
+    (found.files, found.errors)
+}
+
+/// Every document under `paths`, named and permissioned by its canonical location under the
+/// knowledge-base root `kb_root` when the path lies inside it; a path outside it is its own
+/// root (a file: its folder). Only regular files inside their root are documents: a symlink
+/// may point elsewhere inside the root, never outside it, and loops are reported. The same
+/// document reached twice (through a symlink) is listed once.
+pub fn discover_under(paths: &[PathBuf], kb_root: Option<&Path>) -> Discovery {
+    let mut found = Discovery::default();
+    let kb_root = kb_root.and_then(|r| r.canonicalize().ok());
+    for path in paths {
+        let is_dir = path.is_dir();
+        // A file's root comes from the folder it was named in, never from where a link leads.
+        let given_folder = match path.parent() {
+            _ if is_dir => path.as_path(),
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        let folder = match given_folder.canonicalize() {
+            Ok(folder) => folder,
+            Err(e) => {
+                found.errors.push(unreadable(path, &e.to_string()));
+                continue;
+            }
+        };
+        let root = match &kb_root {
+            Some(kb) if folder.starts_with(kb) => kb.clone(),
+            _ => folder.clone(),
+        };
+        let mut defaults = DirectoryDefaults::default();
+        if !is_dir {
+            let named = folder.join(path.file_name().unwrap_or_default());
+            found.scopes.push(Scope::File(relative_name(&root, &named)));
+            if let Some(file) = checked_file(&root, path, &mut defaults, &mut found.errors) {
+                found.files.push(file);
+            }
+            continue;
+        }
+        let canonical = folder;
+        let prefix = relative_name(&root, &canonical);
+        found.scopes.push(Scope::Folder(if prefix.is_empty() {
+            prefix
+        } else {
+            format!("{prefix}/")
+        }));
+        walk(&root, &canonical, &mut defaults, &mut found);
+    }
+    found.files.sort_by(|a, b| a.source.cmp(&b.source));
+    found.files.dedup_by(|a, b| a.source == b.source);
+    found
+}
+
+fn walk(root: &Path, folder: &Path, defaults: &mut DirectoryDefaults, found: &mut Discovery) {
+    let walker = walkdir::WalkDir::new(folder)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        match entry {
+            Ok(entry) if !entry.file_type().is_dir() && is_document(entry.path()) => {
+                if let Some(file) = checked_file(root, entry.path(), defaults, &mut found.errors) {
+                    found.files.push(file);
+                }
+            }
+            Ok(_) => {}
+            Err(error) => found.errors.push(unreadable(
+                error.path().unwrap_or(folder),
+                &if error.loop_ancestor().is_some() {
+                    "a symbolic link loops back to a folder above it".to_string()
+                } else {
+                    error.to_string()
+                },
+            )),
+        }
+    }
+}
+
+/// A document at `path` when its canonical location is a regular file inside `root`.
+fn checked_file(
+    root: &Path,
+    path: &Path,
+    defaults: &mut DirectoryDefaults,
+    errors: &mut Vec<SourceError>,
+) -> Option<SourceFile> {
+    let canonical = match path.canonicalize() {
+        Ok(canonical) => canonical,
+        Err(e) => {
+            errors.push(unreadable(path, &e.to_string()));
+            return None;
+        }
+    };
+    if !canonical.starts_with(root) {
+        errors.push(unreadable(
+            path,
+            &format!(
+                "refused: it resolves to {}, outside the knowledge-base root {}",
+                canonical.display(),
+                root.display()
+            ),
+        ));
+        return None;
+    }
+    match std::fs::metadata(&canonical) {
+        Ok(metadata) if metadata.is_file() => {}
+        Ok(_) => {
+            errors.push(unreadable(path, "refused: not a regular file"));
+            return None;
+        }
+        Err(e) => {
+            errors.push(unreadable(path, &e.to_string()));
+            return None;
+        }
+    }
+    match defaults.for_file(root, &canonical) {
+        Ok(default_permissions) => Some(SourceFile {
+            source: relative_name(root, &canonical),
+            path: canonical,
+            default_permissions,
+        }),
+        Err(error) => {
+            errors.push(error);
+            None
+        }
+    }
+}
+
+fn unreadable(path: &Path, message: &str) -> SourceError {
+    SourceError::Unreadable {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
 }
 
 pub fn is_document(path: &Path) -> bool {
@@ -120,9 +241,11 @@ struct DirectoryDefaults {
     by_folder: HashMap<PathBuf, Option<Vec<String>>>,
 }
 
+/// `permissions:` is required and must be a list: a misspelt key, a null or an empty file is
+/// an error, never "public".
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PermissionsFile {
-    #[serde(default)]
     permissions: Vec<String>,
 }
 
@@ -148,10 +271,14 @@ impl DirectoryDefaults {
         let path = dir.join(PERMISSIONS_FILE);
         let found = match std::fs::read_to_string(&path) {
             Ok(text) => {
+                let text = crate::text::strip_invisible(&text);
                 let parsed: PermissionsFile =
                     serde_yaml::from_str(&text).map_err(|e| SourceError::Unreadable {
                         path: path.clone(),
-                        message: format!("invalid YAML: {e}"),
+                        message: format!(
+                            "{e}; expected `permissions: [ROLE or domain:NAME, ...]` \
+                             (`permissions: []` for public)"
+                        ),
                     })?;
                 validate_permissions(&path, &parsed.permissions)?;
                 Some(parsed.permissions)

@@ -274,6 +274,8 @@ async fn ingest_stores_what_the_chunker_shows() {
         prune: false,
         dry_run: false,
         require_permissions: false,
+        docs_root: None,
+        max_source_bytes: crowdvision_agent::retrieval::ingest::DEFAULT_MAX_SOURCE_BYTES,
     };
     ingestor.run(&options, &NoProgress).await.unwrap();
     let stored: Vec<String> = sqlx::query_scalar("SELECT text FROM chunks ORDER BY ordinal")

@@ -10,6 +10,7 @@ mod cli;
 mod corpus;
 mod embed;
 mod eval;
+mod hardening;
 mod ingest;
 mod live;
 mod provider;

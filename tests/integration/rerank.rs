@@ -127,6 +127,8 @@ async fn a_minimum_relevance_drops_weak_chunks() {
         prune: false,
         dry_run: false,
         require_permissions: false,
+        docs_root: None,
+        max_source_bytes: crowdvision_agent::retrieval::ingest::DEFAULT_MAX_SOURCE_BYTES,
     };
     ingestor.run(&options, &NoProgress).await.unwrap();
     let config = config(&url, Some("0.5"));

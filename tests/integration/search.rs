@@ -113,6 +113,8 @@ async fn ingest_fixture(store: Arc<dyn ChunkStore>, root: &Path) -> Retriever {
         prune: false,
         dry_run: false,
         require_permissions: false,
+        docs_root: None,
+        max_source_bytes: crowdvision_agent::retrieval::ingest::DEFAULT_MAX_SOURCE_BYTES,
     };
     let summary = ingestor.run(&options, &NoProgress).await.unwrap();
     assert_eq!(summary.added, PAGES.len());
