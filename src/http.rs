@@ -4,8 +4,12 @@
 use std::sync::Once;
 use std::time::Duration;
 
-/// The longest `Retry-After` honoured; a provider asking for more is treated as down.
+/// The longest `Retry-After` honoured; a provider asking for more is treated as down, and
+/// the call fails at once naming the wait it asked for.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// Longest error summary kept from a response body.
+const MAX_SUMMARY_CHARS: usize = 160;
 
 /// A reqwest client builder with TLS through ring. Every outbound client starts here.
 pub fn client_builder() -> reqwest::ClientBuilder {
@@ -26,8 +30,9 @@ pub fn backoff(base: Duration, attempt: u32) -> Duration {
     exponential + exponential.mul_f64(rand::random::<f64>() / 4.0)
 }
 
-/// `Retry-After` in seconds, capped at [`MAX_RETRY_WAIT`]. The HTTP-date form is rare from these
-/// APIs and is ignored (the caller falls back to its backoff).
+/// `Retry-After` in seconds, as requested (callers compare it with [`MAX_RETRY_WAIT`] and their
+/// deadline). The HTTP-date form is rare from these APIs and is ignored (the caller falls back
+/// to its backoff).
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let seconds: f64 = headers
         .get(reqwest::header::RETRY_AFTER)?
@@ -36,8 +41,48 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         .trim()
         .parse()
         .ok()?;
-    (seconds.is_finite() && seconds >= 0.0)
-        .then(|| Duration::from_secs_f64(seconds).min(MAX_RETRY_WAIT))
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(1e9)))
+}
+
+/// What an operator may see of an error body: the `code` and `message` of a JSON error object
+/// (`{"error": {"code", "message"}}`, `{"error": "…"}` or `{"message": "…"}`), without control
+/// characters and cut short. Anything else (an HTML page, a stack trace) gives nothing.
+pub fn error_summary(body: &[u8]) -> String {
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return String::new();
+    };
+    let error = json.get("error").unwrap_or(&json);
+    let text = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let (code, message) = match error {
+        serde_json::Value::String(message) => (None, Some(message.clone())),
+        _ => (
+            text(error.get("code")).or_else(|| text(error.get("type"))),
+            text(error.get("message")),
+        ),
+    };
+    let joined = match (code, message) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(only), None) | (None, Some(only)) => only,
+        (None, None) => return String::new(),
+    };
+    let clean: String = joined
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .filter(|c| !crate::text::is_invisible(*c))
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if clean.chars().count() > MAX_SUMMARY_CHARS {
+        let cut: String = clean.chars().take(MAX_SUMMARY_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        clean
+    }
 }
 
 /// Whether a response status is worth another attempt.
@@ -57,11 +102,32 @@ mod tests {
         headers.insert(reqwest::header::RETRY_AFTER, "0.5".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(500)));
         headers.insert(reqwest::header::RETRY_AFTER, "9999".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(MAX_RETRY_WAIT));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(9999)));
         headers.insert(reqwest::header::RETRY_AFTER, "soon".parse().unwrap());
         assert_eq!(retry_after(&headers), None);
         headers.insert(reqwest::header::RETRY_AFTER, "-3".parse().unwrap());
         assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn error_summaries_keep_code_and_message_only() {
+        assert_eq!(
+            error_summary(br#"{"error":{"code":"rate_limited","message":"Slow\ndown\u0007 please","type":"x"}}"#),
+            "rate_limited: Slow down please"
+        );
+        assert_eq!(
+            error_summary(br#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(
+            error_summary(
+                b"<html><body>Traceback (most recent call last) SELECT * FROM users</body></html>"
+            ),
+            ""
+        );
+        assert_eq!(error_summary(br#"{"detail":"internal"}"#), "");
+        let long = format!(r#"{{"message":"{}"}}"#, "x".repeat(1000));
+        assert!(error_summary(long.as_bytes()).chars().count() <= MAX_SUMMARY_CHARS + 1);
     }
 
     #[test]

@@ -26,7 +26,9 @@ async fn main() -> ExitCode {
 /// Logs go to stderr; `RUST_LOG` tunes them (default: warnings).
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        // async-openai logs whole provider error bodies; our errors carry a bounded summary.
+        .add_directive("async_openai=off".parse().expect("a valid directive"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -108,8 +108,12 @@ pub struct ResponseSchema<'a> {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
-    #[error("the provider answered HTTP {status}")]
-    Status { status: u16 },
+    /// `detail`: the provider's error code and message, bounded and control-free (or why the
+    /// call was not retried); empty when the body said nothing usable.
+    #[error("the provider answered HTTP {status}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    Status { status: u16, detail: String },
+    #[error("the provider's stream ended before the answer was complete")]
+    Truncated,
     #[error("the provider did not answer within the deadline")]
     Timeout,
     #[error("the provider could not be reached: {0}")]

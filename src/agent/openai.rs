@@ -14,7 +14,7 @@ use super::llm::{
 };
 use super::usage::Usage;
 use crate::config::LlmConfig;
-use crate::http::{backoff, is_retryable, retry_after};
+use crate::http::{backoff, is_retryable, retry_after, MAX_RETRY_WAIT};
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::{HttpRequestFactory, ReqwestService};
@@ -31,6 +31,7 @@ const BACKOFF_BASE: Duration = Duration::from_millis(200);
 pub struct OpenAiChat {
     client: Client<OpenAIConfig>,
     deadline: Duration,
+    max_retries: u32,
 }
 
 impl OpenAiChat {
@@ -53,6 +54,7 @@ impl OpenAiChat {
         OpenAiChat {
             client,
             deadline: config.timeout,
+            max_retries: config.max_retries,
         }
     }
 
@@ -64,6 +66,37 @@ impl OpenAiChat {
             .await
             .map_err(from_openai)?;
         response.into_turn()
+    }
+
+    /// A stream cut off before any text was shown is asked for again, like a 5xx; once text
+    /// has been shown the cut-off is the caller's error.
+    async fn stream_retrying_cut_offs(
+        &self,
+        request: &ChatRequest<'_>,
+        tokens: &TokenSink<'_>,
+    ) -> Result<ChatTurn, LlmError> {
+        let mut retries = 0;
+        loop {
+            let shown = std::sync::atomic::AtomicBool::new(false);
+            let tracking = |text: &str| {
+                shown.store(true, std::sync::atomic::Ordering::Relaxed);
+                tokens(text);
+            };
+            match self
+                .stream(WireRequest::new(request, true), &tracking)
+                .await
+            {
+                Err(LlmError::Truncated)
+                    if !shown.load(std::sync::atomic::Ordering::Relaxed)
+                        && retries < self.max_retries =>
+                {
+                    retries += 1;
+                    tracing::warn!(retry = retries, "provider stream was cut off; retrying");
+                    tokio::time::sleep(backoff(BACKOFF_BASE, retries)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn stream(
@@ -92,11 +125,10 @@ impl ChatModel for OpenAiChat {
         request: ChatRequest<'_>,
         tokens: Option<&TokenSink<'_>>,
     ) -> Result<ChatTurn, LlmError> {
-        let body = WireRequest::new(&request, tokens.is_some());
         let call = async {
             match tokens {
-                Some(sink) => self.stream(body, sink).await,
-                None => self.complete(body).await,
+                Some(sink) => self.stream_retrying_cut_offs(&request, sink).await,
+                None => self.complete(WireRequest::new(&request, false)).await,
             }
         };
         tokio::time::timeout(self.deadline, call)
@@ -109,10 +141,16 @@ impl ChatModel for OpenAiChat {
 // Retries
 
 /// The final status of a request that did not succeed, carried through async-openai so that
-/// the status survives whatever the error body holds.
+/// the status survives whatever the error body holds; `detail` is the bounded summary.
 #[derive(Debug, thiserror::Error)]
-#[error("HTTP {0}")]
-struct ProviderStatus(u16);
+#[error("HTTP {status}")]
+struct ProviderStatus {
+    status: u16,
+    detail: String,
+}
+
+/// Most of an error body read for its summary.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// A tower service under async-openai that retries 429, 5xx and refused connections.
 #[derive(Clone)]
@@ -146,17 +184,34 @@ impl RetryingHttp {
         let mut retries = 0;
         loop {
             let result = self.inner.call(request.clone()).await;
-            let wait = match &result {
+            let (wait, requested) = match &result {
                 Ok(response) if response.status().is_success() => return result,
-                Ok(response) if is_retryable(response.status()) => retry_after(response.headers())
-                    .unwrap_or_else(|| backoff(BACKOFF_BASE, retries + 1)),
-                Err(OpenAIError::Reqwest(e)) if e.is_connect() => {
-                    backoff(BACKOFF_BASE, retries + 1)
+                Ok(response) if is_retryable(response.status()) => {
+                    match retry_after(response.headers()) {
+                        Some(wait) => (wait, true),
+                        None => (backoff(BACKOFF_BASE, retries + 1), false),
+                    }
                 }
-                _ => return final_result(result),
+                Err(OpenAIError::Reqwest(e)) if e.is_connect() => {
+                    (backoff(BACKOFF_BASE, retries + 1), false)
+                }
+                _ => return final_result(result).await,
             };
-            if retries >= self.max_retries || Instant::now() + wait > give_up_at {
-                return final_result(result);
+            let left = give_up_at.saturating_duration_since(Instant::now());
+            if requested && (wait > MAX_RETRY_WAIT || wait > left) {
+                // Waiting less than asked would only be refused again: fail now, saying why.
+                let status = result.as_ref().map_or(503, |r| r.status().as_u16());
+                return Err(OpenAIError::Boxed(Box::new(ProviderStatus {
+                    status,
+                    detail: format!(
+                        "asked to retry after {} s, more than the {} s this call may still wait",
+                        wait.as_secs(),
+                        left.min(MAX_RETRY_WAIT).as_secs()
+                    ),
+                })));
+            }
+            if retries >= self.max_retries || wait > left {
+                return final_result(result).await;
             }
             retries += 1;
             tracing::warn!(
@@ -169,35 +224,59 @@ impl RetryingHttp {
     }
 }
 
-fn final_result(
+/// An unsuccessful response becomes its status and a bounded summary of its body; the body
+/// itself goes no further.
+async fn final_result(
     result: Result<reqwest::Response, OpenAIError>,
 ) -> Result<reqwest::Response, OpenAIError> {
     match result {
-        Ok(response) if !response.status().is_success() => Err(OpenAIError::Boxed(Box::new(
-            ProviderStatus(response.status().as_u16()),
-        ))),
+        Ok(response) if !response.status().is_success() => {
+            let status = response.status().as_u16();
+            let body = bounded_body(response).await;
+            Err(OpenAIError::Boxed(Box::new(ProviderStatus {
+                status,
+                detail: crate::http::error_summary(&body),
+            })))
+        }
         other => other,
     }
+}
+
+async fn bounded_body(mut response: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    body
 }
 
 /// Maps async-openai's errors onto the port's, without the provider's response bodies.
 fn from_openai(error: OpenAIError) -> LlmError {
     match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<ProviderStatus>() {
-            Ok(status) => LlmError::Status { status: status.0 },
+            Ok(status) => LlmError::Status {
+                status: status.status,
+                detail: status.detail,
+            },
             Err(other) => LlmError::Transport(other.to_string()),
         },
         OpenAIError::ApiError(api) => LlmError::Status {
             status: api.status_code.as_u16(),
+            detail: String::new(),
         },
         OpenAIError::Reqwest(e) if e.is_timeout() => LlmError::Timeout,
         OpenAIError::Reqwest(e) if e.is_decode() => {
             LlmError::Malformed(e.without_url().to_string())
         }
+        OpenAIError::Reqwest(e) if e.is_body() => LlmError::Truncated,
         OpenAIError::Reqwest(e) => LlmError::Transport(e.without_url().to_string()),
         OpenAIError::JSONDeserialize(e, _) => LlmError::Malformed(e.to_string()),
-        OpenAIError::StreamError(e) => LlmError::Transport(e.to_string()),
-        other => LlmError::Malformed(other.to_string()),
+        // Stream errors may quote the event they choked on: say what kind of failure only.
+        OpenAIError::StreamError(_) => LlmError::Transport("the event stream broke".to_string()),
+        other => LlmError::Malformed(other.to_string().chars().take(160).collect()),
     }
 }
 
@@ -488,13 +567,15 @@ fn finish_reason(reason: Option<&str>, has_calls: bool) -> Result<FinishReason, 
 }
 
 fn provider_error(error: &serde_json::Value) -> LlmError {
-    let message = error
-        .get("message")
-        .and_then(|m| m.as_str())
-        .unwrap_or("no message");
+    let wrapped = serde_json::json!({ "error": error });
+    let summary = crate::http::error_summary(wrapped.to_string().as_bytes());
     LlmError::Malformed(format!(
         "the provider reported an error: {}",
-        message.chars().take(200).collect::<String>()
+        if summary.is_empty() {
+            "no message"
+        } else {
+            summary.as_str()
+        }
     ))
 }
 
@@ -621,6 +702,10 @@ impl StreamAssembly {
         if self.chunks == 0 {
             return Err(LlmError::EmptyChoices);
         }
+        if self.finish.is_none() {
+            // No finish reason: the stream was cut off, and what came is not the answer.
+            return Err(LlmError::Truncated);
+        }
         self.calls.sort_by_key(|c| c.index);
         let calls = self
             .calls
@@ -679,7 +764,7 @@ mod tests {
         let pieces = [
             serde_json::json!({"choices": [{"delta": {"tool_calls": [{"id": "a", "function": {"name": "x", "arguments": "{"}}]}}]}),
             serde_json::json!({"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "}"}}]}}]}),
-            serde_json::json!({"choices": [{"delta": {"tool_calls": [{"id": "b", "function": {"name": "y", "arguments": "{}"}}]}}]}),
+            serde_json::json!({"choices": [{"delta": {"tool_calls": [{"id": "b", "function": {"name": "y", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}),
         ];
         for piece in pieces {
             assembly.push(chunk(piece), &|_| {}).unwrap();
@@ -692,6 +777,14 @@ mod tests {
             .map(|c| (c.id.as_str(), c.arguments.as_str()))
             .collect();
         assert_eq!(calls, vec![("a", "{}"), ("b", "{}")]);
+    }
+
+    #[test]
+    fn a_stream_without_a_finish_reason_is_truncated() {
+        let mut assembly = StreamAssembly::default();
+        let text = serde_json::json!({"choices": [{"delta": {"content": "The answer is"}}]});
+        assembly.push(chunk(text), &|_| {}).unwrap();
+        assert_eq!(assembly.finish().unwrap_err(), LlmError::Truncated);
     }
 
     #[test]

@@ -23,7 +23,7 @@ const BACKOFF_BASE: Duration = Duration::from_millis(250);
 pub enum EmbedError {
     #[error("the embedding endpoint returned {got} dimensions but EMBEDDING_DIM is {expected}")]
     Dimension { expected: usize, got: usize },
-    #[error("the embedding endpoint answered HTTP {status}: {message}")]
+    #[error("the embedding endpoint answered HTTP {status}{}", if message.is_empty() { String::new() } else { format!(" ({message})") })]
     Status { status: u16, message: String },
     #[error("the embedding endpoint could not be reached: {0}")]
     Transport(String),
@@ -208,13 +208,18 @@ impl OpenAiEmbedder {
                 .map_err(|e| Failure::Fatal(EmbedError::Malformed(e.without_url().to_string())));
         }
         let wait = retry_after(response.headers());
-        let message: String = response
-            .text()
-            .await
-            .unwrap_or_default()
-            .chars()
-            .take(300)
-            .collect();
+        let body = response.bytes().await.unwrap_or_default();
+        let mut message = crate::http::error_summary(&body);
+        if let Some(asked) = wait.filter(|w| *w > crate::http::MAX_RETRY_WAIT) {
+            message = format!(
+                "asked to retry after {} s; not waiting that long",
+                asked.as_secs()
+            );
+            return Err(Failure::Fatal(EmbedError::Status {
+                status: status.as_u16(),
+                message,
+            }));
+        }
         let error = EmbedError::Status {
             status: status.as_u16(),
             message,

@@ -473,7 +473,13 @@ async fn errors_that_persist_or_cannot_improve_are_typed_and_not_retried_forever
         retry_after: Some("0"),
     });
     let error = ask(&f, "down?").await.unwrap_err();
-    assert_eq!(error, AgentError::Llm(LlmError::Status { status: 500 }));
+    assert_eq!(
+        error,
+        AgentError::Llm(LlmError::Status {
+            status: 500,
+            detail: "scripted: scripted failure".into()
+        })
+    );
     assert_eq!(f.provider.requests().len(), 3);
 
     let f = fixture(
@@ -485,7 +491,13 @@ async fn errors_that_persist_or_cannot_improve_are_typed_and_not_retried_forever
     )
     .await;
     let error = ask(&f, "bad key?").await.unwrap_err();
-    assert_eq!(error, AgentError::Llm(LlmError::Status { status: 401 }));
+    assert_eq!(
+        error,
+        AgentError::Llm(LlmError::Status {
+            status: 401,
+            detail: "scripted: scripted failure".into()
+        })
+    );
     assert_eq!(f.provider.requests().len(), 1);
 }
 
@@ -940,4 +952,109 @@ async fn invisible_characters_never_reach_the_provider() {
     ask(&f, &format!("Hi{hidden}\u{200B} there")).await.unwrap();
     let sent = messages(&f.provider.requests()[0]).last().unwrap()["content"].clone();
     assert_eq!(sent, "Hi there");
+}
+
+async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<String>) {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let result = f
+        .agent
+        .answer(
+            &Question::new("How is humidity reported?"),
+            &staff(),
+            Some(&sender),
+        )
+        .await;
+    drop(sender);
+    let mut tokens = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        if let AgentEvent::Token { text } = event {
+            tokens.push(text);
+        }
+    }
+    (result, tokens)
+}
+
+#[tokio::test]
+async fn a_cut_off_stream_is_never_an_answer() {
+    use crate::provider::chunk;
+    let cut_after_text = Reply::CutStream(vec![
+        chunk(json!({"role": "assistant", "content": ""}), None),
+        chunk(json!({"content": "Humidity is"}), None),
+    ]);
+    let f = fixture(vec![cut_after_text], &[("LLM_MAX_RETRIES", "2")]).await;
+    let (result, tokens) = stream_answer(&f).await;
+    assert_eq!(result.unwrap_err(), AgentError::Llm(LlmError::Truncated));
+    assert_eq!(tokens, vec!["Humidity is"]);
+    // Text was shown: the cut-off is not retried.
+    assert_eq!(f.provider.requests().len(), 1);
+
+    // Cut off before any text: asked again, like a 5xx.
+    let cut_before_text = Reply::CutStream(vec![chunk(json!({"role": "assistant"}), None)]);
+    let f = fixture(
+        vec![
+            cut_before_text,
+            streamed_answer(&["In percent."], usage(5, 2), Duration::ZERO),
+        ],
+        &[("LLM_MAX_RETRIES", "2")],
+    )
+    .await;
+    let (result, tokens) = stream_answer(&f).await;
+    assert_eq!(result.unwrap().answer, "In percent.");
+    assert_eq!(tokens, vec!["In percent."]);
+    assert_eq!(f.provider.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn provider_error_bodies_are_summarised_never_echoed() {
+    let html = Reply::Raw {
+        status: 502,
+        content_type: "text/html",
+        body: "<html><pre>Traceback: psycopg2 SELECT secret FROM users WHERE key='sk-live'</pre></html>"
+            .into(),
+        retry_after: None,
+    };
+    let f = fixture(vec![html], &[("LLM_MAX_RETRIES", "0")]).await;
+    let error = ask(&f, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        AgentError::Llm(LlmError::Status {
+            status: 502,
+            detail: String::new()
+        })
+    );
+    assert_eq!(error.to_string(), "the provider answered HTTP 502");
+
+    let json_error = Reply::Raw {
+        status: 400,
+        content_type: "application/json",
+        body: r#"{"error":{"code":"context_length","message":"Too long\n\u001b[31m by far","internal":"SELECT 1"}}"#.into(),
+        retry_after: None,
+    };
+    let f = fixture(vec![json_error], &[]).await;
+    let error = ask(&f, "hi").await.unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "the provider answered HTTP 400 (context_length: Too long [31m by far)"
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_deadline_fails_at_once_naming_the_wait() {
+    let slow_down = Reply::Raw {
+        status: 429,
+        content_type: "application/json",
+        body: r#"{"error":{"message":"rate limited"}}"#.into(),
+        retry_after: Some("3600"),
+    };
+    let f = fixture(vec![slow_down], &[("LLM_MAX_RETRIES", "3")]).await;
+    let started = Instant::now();
+    let error = ask(&f, "hi").await.unwrap_err().to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.contains("HTTP 429"), "{error}");
+    assert!(error.contains("asked to retry after 3600 s"), "{error}");
+    assert_eq!(f.provider.requests().len(), 1);
 }

@@ -63,8 +63,12 @@ async fn embeddings(
         Reply::Ok => Json(json!({"data": vectors(dim)})).into_response(),
         Reply::WrongDimension => Json(json!({"data": vectors(dim + 1)})).into_response(),
         Reply::Status(code, retry_after) => {
-            let mut response =
-                (StatusCode::from_u16(code).unwrap(), "scripted failure").into_response();
+            // A body no operator should see echoed: an HTML page quoting SQL.
+            let mut response = (
+                StatusCode::from_u16(code).unwrap(),
+                "<html>Traceback: SELECT api_key FROM tenants</html>",
+            )
+                .into_response();
             if let Some(seconds) = retry_after {
                 response
                     .headers_mut()
@@ -142,6 +146,23 @@ async fn client_errors_are_not_retried() {
     let error = embedder(&url, 8).embed(&texts(2)).await.unwrap_err();
     assert!(
         matches!(error, EmbedError::Status { status: 401, .. }),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the embedding endpoint answered HTTP 401"
+    );
+    assert_eq!(script.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_a_minute_fails_at_once_naming_it() {
+    let (url, script) = serve(vec![Reply::Status(429, Some("900"))]).await;
+    let started = Instant::now();
+    let error = embedder(&url, 8).embed(&texts(2)).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        error.to_string().contains("asked to retry after 900 s"),
         "{error}"
     );
     assert_eq!(script.requests.lock().unwrap().len(), 1);

@@ -29,6 +29,16 @@ pub enum Reply {
     },
     /// Waits this long before answering 500 (a provider that hangs).
     Hang(Duration),
+    /// 200 `text/event-stream` with these chunks, then the connection closes: no finish
+    /// reason, no `[DONE]` (a stream cut off).
+    CutStream(Vec<Value>),
+    /// Any status with a body of any type (an HTML error page, say).
+    Raw {
+        status: u16,
+        content_type: &'static str,
+        body: String,
+        retry_after: Option<&'static str>,
+    },
 }
 
 /// Decides a reply from the request body; `None` falls through to the scripted replies.
@@ -132,6 +142,31 @@ async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response
             tokio::time::sleep(duration).await;
             (StatusCode::INTERNAL_SERVER_ERROR, "hung").into_response()
         }
+        Some(Reply::CutStream(chunks)) => {
+            let events = futures::stream::iter(
+                chunks
+                    .into_iter()
+                    .map(|c| Ok::<_, std::io::Error>(format!("data: {c}\n\n"))),
+            );
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(events))
+                .unwrap()
+        }
+        Some(Reply::Raw {
+            status,
+            content_type,
+            body,
+            retry_after,
+        }) => {
+            let mut builder = Response::builder()
+                .status(status)
+                .header("content-type", content_type);
+            if let Some(seconds) = retry_after {
+                builder = builder.header("retry-after", seconds);
+            }
+            builder.body(Body::from(body)).unwrap()
+        }
         Some(Reply::Stream { chunks, pause }) => {
             let events = futures::stream::unfold(
                 (chunks.into_iter(), false, true),
@@ -192,7 +227,7 @@ pub fn tool_calls(calls: &[(&str, &str, &str)], usage: Value) -> Reply {
     }))
 }
 
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
+pub fn chunk(delta: Value, finish: Option<&str>) -> Value {
     json!({
         "id": "scripted",
         "object": "chat.completion.chunk",
