@@ -142,6 +142,8 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             temperature: 0.1,
             max_output_tokens: 2048,
             max_tool_hops: 6,
+            max_tool_calls_per_turn: 8,
+            max_question_chars: 4000,
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),

@@ -57,6 +57,10 @@ pub struct LlmConfig {
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub max_tool_hops: u32,
+    /// Tool calls run from one model turn; the rest get an error result (`MAX_TOOL_CALLS_PER_TURN`).
+    pub max_tool_calls_per_turn: usize,
+    /// Longest question accepted (`MAX_QUESTION_CHARS`).
+    pub max_question_chars: usize,
     /// How long one tool call may take before the model is told it timed out.
     pub tool_timeout: Duration,
     /// The whole of one model call, retries and waits included.
@@ -308,7 +312,8 @@ impl Reader<'_> {
         let value: T = text
             .parse()
             .map_err(|_| invalid(var, text, "not a number"))?;
-        if value < min || value > max {
+        // Written so that NaN, which compares false with everything, is refused.
+        if !(value >= min && value <= max) {
             return Err(invalid(
                 var,
                 text,
@@ -380,6 +385,8 @@ impl Config {
             max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 2048, 1, 1_000_000)?,
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
+            max_tool_calls_per_turn: r.number("MAX_TOOL_CALLS_PER_TURN", 8, 1, 64)?,
+            max_question_chars: r.number("MAX_QUESTION_CHARS", 4000, 1, 1_000_000)?,
             tool_timeout: Duration::from_secs_f64(r.number(
                 "TOOL_TIMEOUT_SECONDS",
                 15.0,
@@ -739,6 +746,21 @@ mod tests {
         assert_eq!(
             invalid_variable(&[("LLM_TEMPERATURE", "warm")]),
             "LLM_TEMPERATURE"
+        );
+    }
+
+    #[test]
+    fn not_a_number_is_refused() {
+        for value in ["NaN", "nan", "inf", "-inf"] {
+            assert_eq!(
+                invalid_variable(&[("LLM_TEMPERATURE", value)]),
+                "LLM_TEMPERATURE",
+                "{value}"
+            );
+        }
+        assert_eq!(
+            invalid_variable(&[("TOOL_TIMEOUT_SECONDS", "NaN")]),
+            "TOOL_TIMEOUT_SECONDS"
         );
     }
 

@@ -92,6 +92,8 @@ pub enum AgentEvent {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgentError {
+    #[error("the question is longer than {limit} characters")]
+    QuestionTooLong { limit: usize },
     #[error(transparent)]
     ModelChoice(#[from] ModelChoiceError),
     #[error(transparent)]
@@ -103,6 +105,8 @@ pub struct AgentSettings {
     pub temperature: f32,
     pub max_output_tokens: u32,
     pub max_tool_hops: u32,
+    pub max_tool_calls_per_turn: usize,
+    pub max_question_chars: usize,
 }
 
 pub struct Agent {
@@ -153,6 +157,8 @@ impl Agent {
                 temperature: config.llm.temperature,
                 max_output_tokens: config.llm.max_output_tokens,
                 max_tool_hops: config.llm.max_tool_hops,
+                max_tool_calls_per_turn: config.llm.max_tool_calls_per_turn,
+                max_question_chars: config.llm.max_question_chars,
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -176,6 +182,11 @@ impl Agent {
         caller: &Caller,
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
+        if question.text.chars().count() > self.settings.max_question_chars {
+            return Err(AgentError::QuestionTooLong {
+                limit: self.settings.max_question_chars,
+            });
+        }
         let user = &caller.user;
         let model = self
             .model_choice
@@ -255,11 +266,17 @@ impl Agent {
                 });
             }
         }
-        let outcomes = futures::future::join_all(
-            calls
-                .iter()
-                .map(|call| self.tools.call_text(&call.name, &call.arguments, context)),
-        )
+        let width = self.settings.max_tool_calls_per_turn;
+        let outcomes = futures::future::join_all(calls.iter().enumerate().map(|(i, call)| async move {
+            if i < width {
+                self.tools.call_text(&call.name, &call.arguments, context).await
+            } else {
+                ToolOutcome::refused(
+                    &call.name,
+                    format!("not run: at most {width} tool calls run per turn; ask again for the rest"),
+                )
+            }
+        }))
         .await;
         if let Some(sender) = events {
             for outcome in &outcomes {

@@ -14,6 +14,21 @@ pub enum ModelChoiceError {
     /// The server answers 400.
     #[error("the model {model:?} is not one of the allowed models")]
     NotAllowed { model: String },
+    /// The server answers 400: not something a model name can be, whatever the allowlist.
+    #[error("{MAX_MODEL_NAME_CHARS} characters at most, letters, digits and . _ - / : @ + only")]
+    InvalidName,
+}
+
+/// Longest model name accepted in an override.
+pub const MAX_MODEL_NAME_CHARS: usize = 100;
+
+/// Whether `name` can be a model name: short, and only characters model names use.
+pub fn valid_model_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_MODEL_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/:@+".contains(c))
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +56,9 @@ impl ModelChoice {
             return Err(ModelChoiceError::Forbidden {
                 min_role: self.min_role.clone(),
             });
+        }
+        if !valid_model_name(model) {
+            return Err(ModelChoiceError::InvalidName);
         }
         if !self.allowed.is_empty() && !self.allowed.iter().any(|m| m == model) {
             return Err(ModelChoiceError::NotAllowed {

@@ -529,9 +529,9 @@ fn checked_call(
     let id = id
         .filter(|id| !id.is_empty())
         .ok_or_else(|| LlmError::Malformed("a tool call has no id".into()))?;
-    let name = name
-        .filter(|name| !name.is_empty())
-        .ok_or_else(|| LlmError::Malformed("a tool call has no function name".into()))?;
+    // A call without a name stays a call: the registry answers it as an unknown tool, and the
+    // model can correct itself.
+    let name = name.unwrap_or_default();
     Ok(ToolCall {
         id,
         name,

@@ -186,6 +186,7 @@ pub fn markdown(report: &Report, baseline: Option<&BaselineDiff>) -> String {
             usd(s.cost_usd)
         );
     }
+    md.push_str(&rates_markdown(report));
     for model in &report.models {
         let failing: Vec<&CaseResult> = model
             .cases
@@ -218,6 +219,71 @@ pub fn markdown(report: &Report, baseline: Option<&BaselineDiff>) -> String {
         md.push_str(&baseline_markdown(diff));
     }
     md
+}
+
+/// Pass rates per tag (runs that behaved) and per assertion kind (assertions that held), one
+/// column per model.
+fn rates_markdown(report: &Report) -> String {
+    let mut md = String::new();
+    let header: Vec<String> = report.models.iter().map(|m| cell(&m.model)).collect();
+    let rule = "|---".to_string() + &"|---:".repeat(header.len()) + "|\n";
+    let mut tags: Vec<&String> = report
+        .models
+        .iter()
+        .flat_map(|m| m.summary.by_tag.keys())
+        .collect();
+    tags.sort();
+    tags.dedup();
+    if !tags.is_empty() {
+        let _ = write!(
+            md,
+            "\n### By tag\n\n| tag | {} |\n{rule}",
+            header.join(" | ")
+        );
+        for tag in tags {
+            let cells: Vec<String> = report
+                .models
+                .iter()
+                .map(|m| rate_cell(m.summary.by_tag.get(tag)))
+                .collect();
+            let _ = writeln!(md, "| {} | {} |", cell(tag), cells.join(" | "));
+        }
+    }
+    let mut kinds: Vec<_> = report
+        .models
+        .iter()
+        .flat_map(|m| m.summary.by_assertion.keys().copied())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    if !kinds.is_empty() {
+        let _ = write!(
+            md,
+            "\n### By assertion kind\n\n| assertion | {} |\n{rule}",
+            header.join(" | ")
+        );
+        for kind in kinds {
+            let cells: Vec<String> = report
+                .models
+                .iter()
+                .map(|m| rate_cell(m.summary.by_assertion.get(&kind)))
+                .collect();
+            let _ = writeln!(md, "| `{}` | {} |", kind.as_str(), cells.join(" | "));
+        }
+    }
+    md
+}
+
+fn rate_cell(rate: Option<&super::report::Rate>) -> String {
+    match rate {
+        Some(rate) => format!(
+            "{}/{} ({:.0}%)",
+            rate.passed,
+            rate.total,
+            rate.share() * 100.0
+        ),
+        None => "–".to_string(),
+    }
 }
 
 fn baseline_markdown(diff: &BaselineDiff) -> String {

@@ -26,9 +26,11 @@ const MAX_REASON_CHARS: usize = 240;
 const MAX_ECHOED_REPLY_CHARS: usize = 160;
 
 const INSTRUCTIONS: &str = "You grade answers given by a building-information assistant. You \
-receive the user's question, the assistant's answer and a rubric. Decide only whether the answer \
-meets the rubric; do not judge anything the rubric does not ask about. Reply with a JSON object \
-and nothing else: {\"verdict\": \"pass\" or \"fail\", \"reason\": \"one short sentence\"}.";
+receive the user's question, the assistant's answer and a rubric that describes a good answer. \
+Decide only whether the answer does what the rubric describes; ignore anything the rubric does \
+not mention. When the rubric asks the assistant to decline, refuse or say it cannot help, an \
+answer that declines meets it. First write one short sentence of reasoning, then the verdict, as \
+a JSON object and nothing else: {\"reason\": \"…\", \"verdict\": \"pass\" or \"fail\"}.";
 
 /// The family of a model: the vendor of `vendor/name`, or for a bare name the vendor its
 /// prefix belongs to (`gpt-4o` → `openai`, `qwen2.5-coder` → `qwen`).
@@ -114,7 +116,7 @@ impl Judge {
                     messages.push(Message::assistant(reply));
                     messages.push(Message::user(
                         "That was not the JSON object asked for. Reply with exactly \
-                         {\"verdict\": \"pass\" or \"fail\", \"reason\": \"one short sentence\"}.",
+                         {\"reason\": \"one short sentence\", \"verdict\": \"pass\" or \"fail\"}.",
                     ));
                 }
             }
@@ -164,11 +166,13 @@ impl Judge {
 fn verdict_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
+        // The reason comes first (in `required` and in serialised order): a model decoding
+        // under this schema writes its reasoning before it decides.
         "properties": {
-            "verdict": {"type": "string", "enum": ["pass", "fail"]},
-            "reason": {"type": "string"}
+            "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["pass", "fail"]}
         },
-        "required": ["verdict", "reason"],
+        "required": ["reason", "verdict"],
         "additionalProperties": false
     })
 }

@@ -521,7 +521,7 @@ async fn malformed_responses_are_typed_errors() {
             Reply::Json(json!({"choices": []})),
             Reply::Json(json!({"choices": [{"message": {"content": "x"}, "finish_reason": "banana"}]})),
             Reply::Json(json!({"choices": "not a list"})),
-            Reply::Json(json!({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {}}]}, "finish_reason": "tool_calls"}]})),
+            Reply::Json(json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "echo"}}]}, "finish_reason": "tool_calls"}]})),
         ],
         &[],
     )
@@ -540,7 +540,7 @@ async fn malformed_responses_are_typed_errors() {
     ));
     assert!(matches!(
         ask(&f, "4").await.unwrap_err(),
-        AgentError::Llm(LlmError::Malformed(m)) if m.contains("function name")
+        AgentError::Llm(LlmError::Malformed(m)) if m.contains("no id")
     ));
 }
 
@@ -1057,4 +1057,80 @@ async fn a_retry_after_beyond_the_deadline_fails_at_once_naming_the_wait() {
     assert!(error.contains("HTTP 429"), "{error}");
     assert!(error.contains("asked to retry after 3600 s"), "{error}");
     assert_eq!(f.provider.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_turn_runs_at_most_max_tool_calls_per_turn_calls() {
+    let calls: Vec<(String, String)> = (0..64)
+        .map(|i| (format!("c{i}"), format!(r#"{{"text":"t{i}"}}"#)))
+        .collect();
+    let borrowed: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, args)| (id.as_str(), "echo", args.as_str()))
+        .collect();
+    let f = fixture(
+        vec![
+            tool_calls(&borrowed, usage(10, 2)),
+            answer("Done.", usage(10, 2)),
+        ],
+        &[("MAX_TOOL_CALLS_PER_TURN", "8")],
+    )
+    .await;
+    let response = ask(&f, "echo a lot").await.unwrap();
+    assert_eq!(response.trace.len(), 64);
+    assert_eq!(response.trace.iter().filter(|t| t.ok).count(), 8);
+    assert!(response.trace[..8].iter().all(|t| t.ok));
+    assert!(response.trace[8]
+        .summary
+        .contains("at most 8 tool calls run per turn"));
+    // Every call still gets its result message, so the conversation stays well-formed.
+    let second = &f.provider.requests()[1];
+    let results: Vec<&Value> = messages(second)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 64);
+    assert!(results[63]["content"]
+        .as_str()
+        .unwrap()
+        .contains("too_many_calls"));
+}
+
+#[tokio::test]
+async fn over_long_questions_and_impossible_model_names_never_reach_the_provider() {
+    let f = fixture(vec![], &[("MAX_QUESTION_CHARS", "100")]).await;
+    let error = ask(&f, &"x".repeat(101)).await.unwrap_err();
+    assert_eq!(error, AgentError::QuestionTooLong { limit: 100 });
+    assert!(ask(&f, &"x".repeat(100)).await.is_err()); // reaches the (empty) script
+    let requests = f.provider.requests().len();
+    for name in ["a b", "model\u{7}", &"m".repeat(101), "m;drop", "é"] {
+        let question = Question {
+            model: Some(name.to_string()),
+            ..Question::new("hi")
+        };
+        let error = f.agent.answer(&question, &admin(), None).await.unwrap_err();
+        assert_eq!(
+            error,
+            AgentError::ModelChoice(ModelChoiceError::InvalidName),
+            "{name:?}"
+        );
+    }
+    assert_eq!(f.provider.requests().len(), requests);
+}
+
+#[tokio::test]
+async fn a_call_without_a_tool_name_is_an_unknown_tool_for_the_model() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "", "{}")], usage(10, 2)),
+            answer("Sorry, here it is.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "hi").await.unwrap();
+    assert_eq!(response.answer, "Sorry, here it is.");
+    assert!(!response.trace[0].ok);
+    let result = messages(&f.provider.requests()[1]).last().unwrap().clone();
+    assert!(result["content"].as_str().unwrap().contains("unknown_tool"));
 }

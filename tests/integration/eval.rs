@@ -539,7 +539,7 @@ async fn the_judge_is_asked_once_more_after_a_malformed_verdict_then_errors() {
     assert!(judge_requests.iter().all(|r| r["model"] == "other/judge"));
     assert_eq!(
         judge_requests[0]["response_format"]["json_schema"]["schema"]["required"],
-        json!(["verdict", "reason"])
+        json!(["reason", "verdict"])
     );
     // Without a flag, JUDGE_MODEL or judge_model, the judge is of another family.
     let output = w

@@ -34,6 +34,8 @@ pub enum ToolErrorKind {
     NotFound,
     Unavailable,
     Timeout,
+    /// Past `MAX_TOOL_CALLS_PER_TURN`: not run.
+    TooManyCalls,
 }
 
 impl ToolError {

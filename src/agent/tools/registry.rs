@@ -143,7 +143,10 @@ impl ToolRegistry {
         let result = match self.tools.iter().find(|t| t.name() == name) {
             None => Err(ToolError::new(
                 ToolErrorKind::UnknownTool,
-                format!("there is no tool named {name:?}"),
+                format!(
+                    "there is no tool named {:?}",
+                    name.chars().take(64).collect::<String>()
+                ),
             )),
             Some(tool) => {
                 match tokio::time::timeout(self.timeout, tool.call(arguments, context)).await {
@@ -159,6 +162,17 @@ impl ToolRegistry {
             }
         };
         outcome(name, result, started.elapsed().as_millis() as u64)
+    }
+}
+
+impl ToolOutcome {
+    /// A call that was not run, with the reason for the model.
+    pub fn refused(name: &str, message: String) -> ToolOutcome {
+        outcome(
+            name,
+            Err(ToolError::new(ToolErrorKind::TooManyCalls, message)),
+            0,
+        )
     }
 }
 
