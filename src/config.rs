@@ -351,6 +351,9 @@ impl Reader<'_> {
     }
 }
 
+/// Shortest development-token secret accepted: 256 bits, the size of the HMAC-SHA256 key.
+pub const MIN_JWT_SECRET_BYTES: usize = 32;
+
 fn invalid(variable: &'static str, value: &str, message: &str) -> ConfigError {
     ConfigError::Invalid {
         variable,
@@ -638,9 +641,22 @@ impl Config {
                 &format!("unknown role; known roles: {}", known.join(", ")),
             ));
         }
+        let eval_jwt_secret = r.optional("EVAL_JWT_SECRET");
+        if eval_jwt_secret
+            .as_ref()
+            .is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES)
+        {
+            return Err(invalid(
+                "EVAL_JWT_SECRET",
+                "(hidden)",
+                &format!(
+                    "must be at least {MIN_JWT_SECRET_BYTES} bytes (for example `openssl rand -hex 32`)"
+                ),
+            ));
+        }
         Ok(AccessConfig {
             require_auth: r.boolean("REQUIRE_AUTH", true)?,
-            eval_jwt_secret: r.optional("EVAL_JWT_SECRET"),
+            eval_jwt_secret,
             model_override_min_role: min_role,
             allowed_models: r.list("ALLOWED_MODELS"),
         })
@@ -747,6 +763,15 @@ mod tests {
             invalid_variable(&[("LLM_TEMPERATURE", "warm")]),
             "LLM_TEMPERATURE"
         );
+    }
+
+    #[test]
+    fn a_short_token_secret_is_refused_without_echoing_it() {
+        let error = load(&[("EVAL_JWT_SECRET", "abc")]).unwrap_err().to_string();
+        assert!(error.contains("EVAL_JWT_SECRET"), "{error}");
+        assert!(error.contains("at least 32 bytes"), "{error}");
+        assert!(!error.contains("abc"), "{error}");
+        assert!(load(&[("EVAL_JWT_SECRET", &"k".repeat(32))]).is_ok());
     }
 
     #[test]

@@ -15,6 +15,14 @@ pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 /// Clock skew tolerated on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECONDS: f64 = 30.0;
 
+/// Longest life of a development token: its `exp` at most this far ahead (of now, and of its
+/// `iat` when it has one).
+pub const MAX_LIFETIME_SECONDS: f64 = 24.0 * 3600.0;
+
+/// `iss` and `aud` of a development token, when it names them.
+pub const DEV_TOKEN_ISSUER: &str = "crowdvision-agent";
+pub const DEV_TOKEN_AUDIENCE: &str = "crowdvision-agent";
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JwtError {
     #[error("the token is too large")]
@@ -31,6 +39,10 @@ pub enum JwtError {
     Expired,
     #[error("the token is not valid yet")]
     NotYetValid,
+    #[error("the token lives longer than 24 hours")]
+    TooLongLived,
+    #[error("the token's type, issuer or audience is not this service's")]
+    WrongRecipient,
     #[error("the token's claims are unusable: {0}")]
     Claims(#[from] ClaimsError),
 }
@@ -38,13 +50,18 @@ pub enum JwtError {
 #[derive(serde::Deserialize)]
 struct Header {
     alg: Option<String>,
+    typ: Option<String>,
     crit: Option<serde_json::Value>,
 }
 
+/// The registered claims checked here; the caller's own are read by `AuthUser::from_claims`.
 #[derive(serde::Deserialize)]
-struct TimeClaims {
+struct RegisteredClaims {
     exp: Option<serde_json::Number>,
     nbf: Option<serde_json::Number>,
+    iat: Option<serde_json::Number>,
+    iss: Option<serde_json::Value>,
+    aud: Option<serde_json::Value>,
 }
 
 /// Verifies `token` against `secret` at `now` (seconds since the epoch) and reads its caller.
@@ -63,6 +80,13 @@ pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, Jw
     if header.alg.as_deref() != Some("HS256") || header.crit.is_some() {
         return Err(JwtError::Algorithm);
     }
+    if header
+        .typ
+        .as_deref()
+        .is_some_and(|t| !t.eq_ignore_ascii_case("JWT"))
+    {
+        return Err(JwtError::WrongRecipient);
+    }
     let signature = URL_SAFE_NO_PAD
         .decode(signature_b64)
         .map_err(|_| JwtError::Malformed)?;
@@ -76,14 +100,19 @@ pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, Jw
     let claims_json = URL_SAFE_NO_PAD
         .decode(claims_b64)
         .map_err(|_| JwtError::Malformed)?;
-    let times: TimeClaims =
+    let times: RegisteredClaims =
         serde_json::from_slice(&claims_json).map_err(|_| JwtError::Malformed)?;
+    check_recipient(&times)?;
     let exp = times
         .exp
         .and_then(|n| n.as_f64())
         .ok_or(JwtError::MissingExpiry)?;
     if exp + LEEWAY_SECONDS <= now {
         return Err(JwtError::Expired);
+    }
+    let issued = times.iat.and_then(|n| n.as_f64()).unwrap_or(now);
+    if exp - now.min(issued) > MAX_LIFETIME_SECONDS + LEEWAY_SECONDS {
+        return Err(JwtError::TooLongLived);
     }
     if let Some(nbf) = times.nbf.and_then(|n| n.as_f64()) {
         if nbf - LEEWAY_SECONDS > now {
@@ -92,6 +121,28 @@ pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, Jw
     }
     let text = std::str::from_utf8(&claims_json).map_err(|_| JwtError::Malformed)?;
     Ok(AuthUser::from_claims(text)?)
+}
+
+/// `iss` and `aud` may be left out; when present they must name this service.
+fn check_recipient(claims: &RegisteredClaims) -> Result<(), JwtError> {
+    let names = |value: &serde_json::Value, expected: &str| match value {
+        serde_json::Value::String(s) => s == expected,
+        serde_json::Value::Array(items) => items.iter().any(|i| i.as_str() == Some(expected)),
+        _ => false,
+    };
+    let issuer_ok = claims
+        .iss
+        .as_ref()
+        .is_none_or(|v| names(v, DEV_TOKEN_ISSUER));
+    let audience_ok = claims
+        .aud
+        .as_ref()
+        .is_none_or(|v| names(v, DEV_TOKEN_AUDIENCE));
+    if issuer_ok && audience_ok {
+        Ok(())
+    } else {
+        Err(JwtError::WrongRecipient)
+    }
 }
 
 /// Signs `claims` as an HS256 JWT: for tests and for evaluation runs that mint their own token.
@@ -143,6 +194,19 @@ mod tests {
         let user = verify_hs256(&token, SECRET, NOW).unwrap();
         assert_eq!(user.sub, "eval");
         assert_eq!(user.domains, ["acme"]);
+        // Naming this service as issuer and audience, with a 24-hour life, is fine too.
+        let named = json!({"sub": "e", "iat": NOW, "exp": NOW + MAX_LIFETIME_SECONDS,
+            "iss": DEV_TOKEN_ISSUER, "aud": [DEV_TOKEN_AUDIENCE, "other"]});
+        assert!(verify_hs256(&sign_hs256(&named, SECRET), SECRET, NOW).is_ok());
+        let typed = with_header(
+            r#"{"alg":"HS256","typ":"at+jwt"}"#,
+            &claims(Some(NOW + 60.0)),
+            "c2ln",
+        );
+        assert_eq!(
+            verify_hs256(&typed, SECRET, NOW),
+            Err(JwtError::WrongRecipient)
+        );
     }
 
     #[test]
@@ -171,6 +235,31 @@ mod tests {
             ("a.b.c.d".to_string(), JwtError::Malformed),
             ("!!!.???.***".to_string(), JwtError::Malformed),
             ("x".repeat(MAX_TOKEN_BYTES + 1), JwtError::TooLarge),
+            (
+                sign_hs256(&claims(Some(NOW + 2.0 * MAX_LIFETIME_SECONDS)), SECRET),
+                JwtError::TooLongLived,
+            ),
+            (
+                sign_hs256(
+                    &json!({"sub": "e", "exp": NOW + 60.0, "iat": NOW - MAX_LIFETIME_SECONDS * 3.0}),
+                    SECRET,
+                ),
+                JwtError::TooLongLived,
+            ),
+            (
+                sign_hs256(
+                    &json!({"sub": "e", "exp": NOW + 60.0, "iss": "someone-else"}),
+                    SECRET,
+                ),
+                JwtError::WrongRecipient,
+            ),
+            (
+                sign_hs256(
+                    &json!({"sub": "e", "exp": NOW + 60.0, "aud": ["billing"]}),
+                    SECRET,
+                ),
+                JwtError::WrongRecipient,
+            ),
         ];
         for (token, expected) in cases {
             assert_eq!(

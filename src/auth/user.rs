@@ -12,6 +12,13 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
+/// The platform operator role: granted only by a flat `roles` claim or a membership without a
+/// domain.
+pub const PLATFORM_ADMIN: &str = "admin";
+
+/// What an `admin` membership of one domain counts as.
+pub const DOMAIN_ADMIN: &str = "business_admin";
+
 /// Claims larger than this are refused before decoding.
 pub const MAX_CLAIMS_BYTES: usize = 16 * 1024;
 
@@ -113,7 +120,14 @@ impl AuthUser {
         let mut domains: BTreeSet<String> = raw.domains.into_iter().collect();
         for membership in raw.memberships {
             if let Some(role) = membership.role {
-                roles.insert(role);
+                // `admin` is a platform role (it sees every domain). Held inside one domain's
+                // membership it is that domain's highest customer role, never platform-wide.
+                let scoped_admin = role == PLATFORM_ADMIN && membership.domain.is_some();
+                roles.insert(if scoped_admin {
+                    DOMAIN_ADMIN.to_string()
+                } else {
+                    role
+                });
             }
             if let Some(domain) = membership.domain {
                 domains.insert(domain);
@@ -173,6 +187,32 @@ mod tests {
     }
 
     const GATEWAY: &str = r#"{"sub":"u1","email":"a@b.c","memberships":[{"domain":"acme","role":"business_staff"},{"domain":"globex","role":"standard_customer"}],"exp":1767225600}"#;
+
+    #[test]
+    fn an_admin_membership_of_one_domain_is_not_a_platform_admin() {
+        let scoped = AuthUser::from_claims(
+            r#"{"sub":"d","memberships":[{"domain":"acme","role":"admin"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(scoped.roles, vec!["business_admin".to_string()]);
+        assert_eq!(scoped.domains, vec!["acme".to_string()]);
+        let authz = crate::auth::authz::Authorizer::new("business_admin");
+        assert!(authz.can_access_domain(&scoped, "acme"));
+        assert!(!authz.can_access_domain(&scoped, "globex"));
+        assert!(!authz.can_ingest_documents(&scoped));
+        assert!(!scoped
+            .effective_permissions()
+            .contains(&"admin".to_string()));
+        // Held without a domain, flat or as a membership, it is the platform role.
+        for claims in [
+            r#"{"sub":"o","roles":["admin"]}"#,
+            r#"{"sub":"o","memberships":[{"role":"admin"}]}"#,
+        ] {
+            let operator = AuthUser::from_claims(claims).unwrap();
+            assert!(authz.can_access_domain(&operator, "globex"), "{claims}");
+            assert!(authz.can_ingest_documents(&operator), "{claims}");
+        }
+    }
 
     #[test]
     fn gateway_memberships_flatten_to_roles_and_domains() {

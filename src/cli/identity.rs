@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use crowdvision_agent::auth::identity::Caller;
-use crowdvision_agent::auth::jwt::verify_hs256;
+use crowdvision_agent::auth::jwt::{verify_hs256, LEEWAY_SECONDS};
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::Config;
 use std::path::Path;
@@ -33,8 +33,14 @@ pub fn resolve(given: Given<'_>, config: &Config) -> Result<Caller> {
 fn from_claims_file(path: &Path) -> Result<Caller> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let user = AuthUser::from_claims(&text)
+    let (user, expiry) = AuthUser::from_claims_with_expiry(&text)
         .with_context(|| format!("{} does not hold usable claims", path.display()))?;
+    if expiry.is_some_and(|exp| exp + LEEWAY_SECONDS <= now()) {
+        bail!(
+            "the claims in {} have expired (their exp is in the past)",
+            path.display()
+        );
+    }
     Ok(Caller::forwarding(user, &text))
 }
 
@@ -42,9 +48,12 @@ fn from_token(token: &str, config: &Config) -> Result<Caller> {
     let Some(secret) = &config.access.eval_jwt_secret else {
         bail!("--token needs EVAL_JWT_SECRET, the secret the development token is signed with");
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let user = verify_hs256(token, secret.as_bytes(), now).context("--token is not usable")?;
+    let user = verify_hs256(token, secret.as_bytes(), now()).context("--token is not usable")?;
     Ok(Caller::minted(user))
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }

@@ -494,7 +494,7 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
     );
     let token = sign_hs256(
         &json!({"sub": "eve", "roles": ["business_staff"], "domains": ["acme"], "exp": chrono::Utc::now().timestamp() + 600}),
-        b"dev-secret",
+        b"dev-secret-of-at-least-32-bytes!",
     );
     let base = |extra: &[&str]| {
         let mut command = agent(dir.path());
@@ -505,7 +505,7 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
             )
             .env("TWIN_SERVICE_URL", &w.sim.url)
             .env("SENSOR_SERVICE_URL", &w.sim.url)
-            .env("EVAL_JWT_SECRET", "dev-secret")
+            .env("EVAL_JWT_SECRET", "dev-secret-of-at-least-32-bytes!")
             .args([
                 "tools",
                 "call",
@@ -540,6 +540,20 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
     assert_eq!(
         subs,
         BTreeSet::from([Some("ana".to_string()), Some("eve".to_string())])
+    );
+    write(
+        &dir.path().join("old.json"),
+        r#"{"sub":"old","roles":["business_staff"],"domains":["acme"],"exp":1000}"#,
+    );
+    let mut expired = base(&["--claims", "old.json"]);
+    let output = tokio::task::spawn_blocking(move || expired.output().unwrap())
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("have expired"),
+        "{}",
+        stderr(&output)
     );
     let mut forged = base(&["--token", "not.a.token"]);
     let output = tokio::task::spawn_blocking(move || forged.output().unwrap())
