@@ -12,6 +12,7 @@ async fn main() -> ExitCode {
     init_logging();
     match cli::run(cli).await {
         Ok(code) => code,
+        Err(error) if closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             if error.downcast_ref::<ConfigError>().is_some() {
@@ -21,6 +22,15 @@ async fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Whether the error is stdout's reader having gone (`… | head`): not a failure.
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr; `RUST_LOG` tunes them (default: warnings).

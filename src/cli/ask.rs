@@ -2,6 +2,7 @@
 //! and its citations; `-v` adds the tool trace, usage and cost; `--json` prints the response
 //! object; `--stream` prints the answer's text as the model produces it.
 
+use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
@@ -122,28 +123,28 @@ fn print_response(response: &AskResponse, args: &AskArgs) {
         } else {
             serde_json::to_value(response).unwrap_or_default()
         };
-        println!("{body}");
+        outln!("{body}");
         return;
     }
     if args.stream {
         // The text is already out; what was streamed may still hold markers removed since.
-        println!();
+        outln!();
     } else {
-        println!("{}", response.answer);
+        outln!("{}", response.answer);
     }
     if !response.citations.is_empty() {
-        println!(
+        outln!(
             "\nSources:\n{}",
             render::citation_lines(response).trim_end()
         );
     }
     if args.verbose {
         if !response.trace.is_empty() {
-            println!("\n{}", render::trace_table(&response.trace));
+            outln!("\n{}", render::trace_table(&response.trace));
         }
-        println!("\n{}", render::usage_line(response));
+        outln!("\n{}", render::usage_line(response));
         if !response.retrieval.hallucinated_citations.is_empty() {
-            println!(
+            outln!(
                 "removed invented citations: {}",
                 response.retrieval.hallucinated_citations.join(", ")
             );

@@ -4,6 +4,7 @@
 //! Lines typed are kept in a history file across sessions.
 
 use super::ask::build_agent;
+use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
@@ -47,7 +48,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
     // A missing history file is the normal first run.
     let _ = editor.load_history(&history_file);
     let mut conversation = Conversation::new(args.model, args.top_k);
-    println!(
+    outln!(
         "CrowdVision chat, model {}. /help for commands, Ctrl-D to leave.",
         agent.default_model()
     );
@@ -114,12 +115,12 @@ async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user
     drop(sender);
     let _ = printer.await;
     match outcome {
-        None => println!("\n(cancelled)"),
-        Some(Err(error)) => println!("\nerror: {error}"),
+        None => outln!("\n(cancelled)"),
+        Some(Err(error)) => outln!("\nerror: {error}"),
         Some(Ok(response)) => {
-            println!();
+            outln!();
             if !response.citations.is_empty() {
-                println!("Sources:\n{}", render::citation_lines(&response).trim_end());
+                outln!("Sources:\n{}", render::citation_lines(&response).trim_end());
             }
             conversation.record(text, response);
         }
@@ -131,8 +132,8 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
         .split_once(char::is_whitespace)
         .map_or((command, ""), |(n, a)| (n, a.trim()));
     match name {
-        "help" => println!("{HELP}"),
-        "model" if argument.is_empty() => println!(
+        "help" => outln!("{HELP}"),
+        "model" if argument.is_empty() => outln!(
             "model: {}",
             conversation
                 .model
@@ -141,19 +142,19 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
         ),
         "model" if argument == "default" => {
             conversation.model = None;
-            println!("model: {}", agent.default_model());
+            outln!("model: {}", agent.default_model());
         }
         "model" => {
             // Checked against the override gate when the next question is asked.
             conversation.model = Some(argument.to_string());
-            println!("model: {argument}");
+            outln!("model: {argument}");
         }
         "trace" => match &conversation.last {
             Some(last) if !last.trace.is_empty() => {
-                println!("{}", render::trace_table(&last.trace))
+                outln!("{}", render::trace_table(&last.trace))
             }
-            Some(_) => println!("the last answer called no tools"),
-            None => println!("no answer yet"),
+            Some(_) => outln!("the last answer called no tools"),
+            None => outln!("no answer yet"),
         },
         "cost" => {
             let totals = &conversation.totals;
@@ -162,7 +163,7 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
                 n if n == totals.answers => "n/a (model not in the price table)".to_string(),
                 n => format!("${:.6} ({n} answers not priced)", totals.estimated_usd),
             };
-            println!(
+            outln!(
                 "{} answers · tokens {} in + {} out = {} · estimated {estimated} · provider {}",
                 totals.answers,
                 totals.usage.prompt_tokens,
@@ -175,8 +176,8 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
         }
         "reset" => {
             conversation.reset();
-            println!("conversation forgotten");
+            outln!("conversation forgotten");
         }
-        other => println!("unknown command /{other}; /help lists them"),
+        other => outln!("unknown command /{other}; /help lists them"),
     }
 }

@@ -1,5 +1,6 @@
 //! `db migrate | status | reset`: schema management for the configured store.
 
+use super::out::outln;
 use super::render;
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -36,17 +37,17 @@ pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
         DbAction::Migrate => {
             let applied = store.migrate(config.embedding.dim).await?;
             if applied.is_empty() {
-                println!("{}: up to date", store.backend());
+                outln!("{}: up to date", store.backend());
             } else {
-                println!("{}: applied migrations {applied:?}", store.backend());
+                outln!("{}: applied migrations {applied:?}", store.backend());
             }
         }
         DbAction::Status { json } => {
             let status = store.status().await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&status)?);
+                outln!("{}", serde_json::to_string_pretty(&status)?);
             } else {
-                println!("{}", render::status_table(&status));
+                outln!("{}", render::status_table(&status));
             }
         }
         DbAction::Reset { yes } => {
@@ -55,7 +56,7 @@ pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(super::EXIT_USAGE));
             }
             store.reset().await?;
-            println!(
+            outln!(
                 "{}: knowledge base deleted; run `crowdvision-agent ingest` to rebuild",
                 store.backend()
             );

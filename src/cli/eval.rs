@@ -3,6 +3,7 @@
 //! input (dataset, filter, baseline, settings) is found before the first model call (exit 2).
 //! Exit 1 when a case FAILs or ERRORs (or XPASSes under --strict), else 0.
 
+use super::out::outln;
 use super::{ask, render, EXIT_USAGE};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -141,9 +142,9 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
     );
     let diff = inputs.baseline.as_ref().map(|b| compare(b, &report));
 
-    println!("{}", render::eval_report(&report));
+    outln!("{}", render::eval_report(&report));
     if let Some(diff) = &diff {
-        println!("\n{}", render::baseline_diff(diff));
+        outln!("\n{}", render::baseline_diff(diff));
     }
     write_reports(&args, &report, diff.as_ref())?;
     Ok(if report.failed() {

@@ -1,5 +1,6 @@
 //! `ingest [PATH...]`: sources → store, with a progress bar on a TTY and a summary table.
 
+use super::out::outln;
 use super::render;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -59,12 +60,12 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
     let summary = ingestor.run(&options, progress).await?;
     let elapsed = started.elapsed();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        outln!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         if summary.dry_run {
-            println!("{}", render::dry_run_diff(&summary));
+            outln!("{}", render::dry_run_diff(&summary));
         }
-        println!("{}", render::ingest_summary(&summary, elapsed));
+        outln!("{}", render::ingest_summary(&summary, elapsed));
         for report in summary.sources.iter().filter(|r| r.error.is_some()) {
             eprintln!(
                 "failed: {}: {}",

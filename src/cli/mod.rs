@@ -9,6 +9,7 @@ mod db;
 mod eval;
 mod identity;
 mod ingest;
+mod out;
 mod render;
 mod search;
 mod sim;
@@ -17,6 +18,7 @@ mod tools;
 use anyhow::Result;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use crowdvision_agent::config::Config;
+use out::out;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -105,11 +107,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Chunk(args) => chunk::run(load()?, args),
         Command::Db(args) => db::run(load()?, args).await,
         Command::Completions { shell } => {
-            print!("{}", completion_script(shell));
+            out!("{}", completion_script(shell));
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            print!("{}", man_page());
+            out!("{}", man_page());
             Ok(ExitCode::SUCCESS)
         }
         Command::Search(args) => search::run(load()?, caller, args).await,

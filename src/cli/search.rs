@@ -1,5 +1,6 @@
 //! `search "QUERY"`: hybrid retrieval only, no LLM, as a given caller.
 
+use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
@@ -44,13 +45,15 @@ pub async fn run(
     };
     if args.json {
         let body = serde_json::json!({ "results": results, "explain": plans });
-        println!("{}", serde_json::to_string_pretty(&body)?);
+        outln!("{}", serde_json::to_string_pretty(&body)?);
     } else {
-        println!("{}", render::search_table(&results));
+        outln!("{}", render::search_table(&results));
         for plan in plans.iter().flatten() {
-            println!(
+            outln!(
                 "\n{} search: {:.2} ms\n{}",
-                plan.search, plan.milliseconds, plan.plan
+                plan.search,
+                plan.milliseconds,
+                plan.plan
             );
         }
     }

@@ -2,6 +2,7 @@
 //! as the given caller, no LLM. The quickest way to check what a tool returns.
 
 use super::identity;
+use super::out::outln;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -41,7 +42,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
         ToolsAction::List { json } => {
             let schemas = registry.schemas();
             if json {
-                println!("{}", serde_json::to_string_pretty(&schemas)?);
+                outln!("{}", serde_json::to_string_pretty(&schemas)?);
             } else {
                 let mut table = Table::new();
                 table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
@@ -56,7 +57,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
                         serde_json::to_string(&schema.parameters["properties"])?,
                     ]);
                 }
-                println!("{table}");
+                outln!("{table}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -67,7 +68,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
             let outcome = registry
                 .call(&name, arguments, ToolContext::for_caller(&user))
                 .await;
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            outln!("{}", serde_json::to_string_pretty(&outcome)?);
             Ok(if outcome.ok {
                 ExitCode::SUCCESS
             } else {

@@ -134,3 +134,48 @@ fn committed_completions_and_man_page_are_current() {
         );
     }
 }
+
+/// `… | head` closes the pipe early: the command stops quietly instead of panicking.
+#[test]
+fn a_closed_stdout_ends_commands_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("docs/a.md"),
+        "# A\n\nSome words about rooms.\n",
+    );
+    let db = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+    let ingest = agent(dir.path())
+        .env("DATABASE_URL", &db)
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap();
+    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let commands: [&[&str]; 7] = [
+        &["chunk", "docs", "--json"],
+        &["completions", "bash"],
+        &["man"],
+        &["tools", "list"],
+        &["search", "rooms"],
+        &["search", "rooms", "--json"],
+        &["ingest", "docs", "--json"],
+    ];
+    for args in commands {
+        let mut child = agent(dir.path())
+            .env("DATABASE_URL", &db)
+            .env("REQUIRE_AUTH", "false")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before anything is written
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!stderr(&output).contains("panicked"), "{args:?}");
+    }
+}
