@@ -60,7 +60,7 @@ impl Retriever {
     /// Opens the configured store with the configured embedder and reranker.
     pub async fn from_config(config: &Config) -> Result<Retriever, StoreError> {
         Ok(Retriever {
-            store: super::store::open(&config.store.location).await?,
+            store: super::store::open_existing(&config.store.location).await?,
             embedder: super::embed::from_config(&config.embedding),
             reranker: super::rerank::from_config(&config.retrieval.reranker),
             settings: config.retrieval.clone(),

@@ -309,3 +309,41 @@ fn invisible_characters_are_not_stored() {
     let found = kb.anonymous_texts("koalafacts");
     assert!(found[0].1.contains("koalafacts are public."), "{found:?}");
 }
+
+#[test]
+fn read_only_commands_create_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere/kb.sqlite");
+    let url = format!("sqlite://{}", missing.display());
+    let commands: [&[&str]; 3] = [
+        &["search", "co2"],
+        &[
+            "tools",
+            "call",
+            "search_docs",
+            "--args",
+            r#"{"query":"co2"}"#,
+        ],
+        &["ask", "what is co2?"],
+    ];
+    for args in commands {
+        let output = agent(dir.path())
+            .env("DATABASE_URL", &url)
+            .env("REQUIRE_AUTH", "false")
+            .env("OPENROUTER_API_KEY", "unused")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let err = stderr(&output);
+        assert!(
+            err.contains("there is no knowledge base at"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("crowdvision-agent ingest"), "{args:?}: {err}");
+        assert!(
+            !dir.path().join("nowhere").exists(),
+            "{args:?} created the folder"
+        );
+    }
+}

@@ -168,20 +168,27 @@ async fn ingest_lifecycle_on_postgres() {
 }
 
 fn concurrent_ingests(workdir: &Path, url: &str) {
-    for i in 0..30 {
+    concurrent_ingests_of(workdir, url, 30, true);
+}
+
+/// Two ingests of `pages` pages at once; with `migrate_first` false both start on an empty
+/// store and race on the schema too (at 100 pages and more, on the bulk-load index as well).
+fn concurrent_ingests_of(workdir: &Path, url: &str, pages: u64, migrate_first: bool) {
+    for i in 0..pages {
         write(
             &workdir.join(format!("docs/page-{i}.md")),
             &format!("# Page {i}\n\nText of page {i}.\n"),
         );
     }
-    // Create the schema first so both runs race on documents, not on the migration.
-    let migrate = agent(workdir)
-        .env("DATABASE_URL", url)
-        .env("EMBEDDING_DIM", "64")
-        .args(["db", "migrate"])
-        .output()
-        .unwrap();
-    assert!(migrate.status.success(), "{}", stderr(&migrate));
+    if migrate_first {
+        let migrate = agent(workdir)
+            .env("DATABASE_URL", url)
+            .env("EMBEDDING_DIM", "64")
+            .args(["db", "migrate"])
+            .output()
+            .unwrap();
+        assert!(migrate.status.success(), "{}", stderr(&migrate));
+    }
     let spawn = || {
         agent(workdir)
             .env("DATABASE_URL", url)
@@ -201,14 +208,18 @@ fn concurrent_ingests(workdir: &Path, url: &str) {
             .as_u64()
             .unwrap()
     };
-    assert_eq!(added(&a) + added(&b), 30, "each page is added exactly once");
+    assert_eq!(
+        added(&a) + added(&b),
+        pages,
+        "each page is added exactly once"
+    );
     let status = agent(workdir)
         .env("DATABASE_URL", url)
         .args(["db", "status", "--json"])
         .output()
         .unwrap();
     let status: Value = serde_json::from_str(&stdout(&status)).unwrap();
-    assert_eq!(status["documents"], 30);
+    assert_eq!(status["documents"], pages);
 }
 
 #[test]
@@ -229,6 +240,21 @@ async fn two_ingests_at_once_on_postgres() {
         .await
         .unwrap();
     db.drop_now().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_first_ingests_into_an_empty_postgres_store() {
+    for _round in 0..2 {
+        let Some(db) = TestDatabase::create().await else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (url, path) = (db.url.clone(), dir.path().to_path_buf());
+        tokio::task::spawn_blocking(move || concurrent_ingests_of(&path, &url, 120, false))
+            .await
+            .unwrap();
+        db.drop_now().await;
+    }
 }
 
 #[test]

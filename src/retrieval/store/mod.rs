@@ -32,6 +32,11 @@ pub enum StoreError {
     },
     #[error("the store is not migrated yet: run `crowdvision-agent db migrate`")]
     NotMigrated,
+    #[error(
+        "there is no knowledge base at {location} yet: build one with `crowdvision-agent ingest \
+         PATH` (your Markdown folder), or point DATABASE_URL at an existing one"
+    )]
+    NoKnowledgeBase { location: String },
     #[error("cannot open the store at {location}: {message}")]
     Connect { location: String, message: String },
     #[error("store query failed: {0}")]
@@ -196,6 +201,19 @@ pub trait ChunkStore: Send + Sync {
         permissions: &[String],
         limit: usize,
     ) -> Result<[(&'static str, String); 2], StoreError>;
+}
+
+/// Opens the configured store for reading: a SQLite file that does not exist is an error and is
+/// not created (nor its folder).
+pub async fn open_existing(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, StoreError> {
+    if let StoreLocation::Sqlite(path) = location {
+        if !path.is_file() {
+            return Err(StoreError::NoKnowledgeBase {
+                location: path.display().to_string(),
+            });
+        }
+    }
+    open(location).await
 }
 
 /// Opens the configured store (creating the SQLite file and its folder when needed).

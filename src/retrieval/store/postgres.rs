@@ -17,9 +17,10 @@ use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Executor, Postgres, Row, Transaction};
 use std::time::Duration;
 
-/// Arbitrary constant naming this project's writer lock (`pg_advisory_xact_lock`).
+/// Arbitrary constant naming this project's writer lock (`pg_advisory_xact_lock`). Every
+/// schema change (migrations, the bulk-load index drop and rebuild) and every document write
+/// holds it, so two ingests starting on an empty store never race on DDL.
 const WRITE_LOCK: i64 = 0x6376_6167_656e_7401;
-const MIGRATE_LOCK: i64 = 0x6376_6167_656e_7402;
 
 /// The visibility test is written `cardinality(..) = 0 OR .. && $2` rather than `= '{}' OR ..`
 /// on purpose: the planner then filters rows it already has instead of combining a bitmap of
@@ -104,6 +105,16 @@ impl PostgresStore {
         &self.pool
     }
 
+    /// A transaction holding the writer lock until it ends.
+    async fn writer(&self) -> Result<sqlx::Transaction<'_, sqlx::Postgres>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(WRITE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+
     async fn applied(&self) -> Result<Vec<u32>, StoreError> {
         let exists: bool = sqlx::query_scalar("SELECT to_regclass('agent_migrations') IS NOT NULL")
             .fetch_one(&self.pool)
@@ -143,11 +154,7 @@ impl ChunkStore for PostgresStore {
     }
 
     async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(MIGRATE_LOCK)
-            .execute(&mut *tx)
-            .await?;
+        let mut tx = self.writer().await?;
         (&mut *tx)
             .execute(sqlx::raw_sql(
                 "CREATE TABLE IF NOT EXISTS agent_migrations (
@@ -316,14 +323,16 @@ impl ChunkStore for PostgresStore {
 
     async fn begin_bulk_load(&self) -> Result<(), StoreError> {
         // Inserting row by row into HNSW costs about ten times more than one build at the end.
-        (&self.pool)
+        let mut tx = self.writer().await?;
+        (&mut *tx)
             .execute(sqlx::raw_sql("DROP INDEX IF EXISTS chunks_embedding_hnsw"))
             .await?;
+        tx.commit().await?;
         Ok(())
     }
 
     async fn finish_bulk_load(&self) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.writer().await?;
         (&mut *tx)
             .execute(sqlx::raw_sql("SET LOCAL maintenance_work_mem = '512MB'"))
             .await?;
