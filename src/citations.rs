@@ -255,6 +255,8 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(256)))]
+
         #[test]
         fn markers_are_kept_or_stripped_and_words_survive(pieces in prop::collection::vec(piece(), 0..30)) {
             let answer = pieces.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" ");

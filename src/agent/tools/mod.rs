@@ -67,16 +67,26 @@ pub fn standard_registry(
     retriever: Arc<Retriever>,
     authz: Arc<Authorizer>,
 ) -> registry::ToolRegistry {
+    let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
+    registry.register(search_docs::SearchDocs::new(retriever));
+    register_live_tools(&mut registry, &live_data(config, authz));
+    registry
+}
+
+/// The seven live-data tools alone: what needs no knowledge base.
+pub fn live_registry(config: &Config, authz: Arc<Authorizer>) -> registry::ToolRegistry {
+    let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
+    register_live_tools(&mut registry, &live_data(config, authz));
+    registry
+}
+
+fn live_data(config: &Config, authz: Arc<Authorizer>) -> live::LiveData {
     let (twin, sensors) = crate::downstream::http::from_config(&config.downstream);
-    let data = live::LiveData {
+    live::LiveData {
         twin: Arc::new(twin),
         sensors: Arc::new(sensors),
         authz,
-    };
-    let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
-    registry.register(search_docs::SearchDocs::new(retriever));
-    register_live_tools(&mut registry, &data);
-    registry
+    }
 }
 
 /// The seven live-data tools over `data`.

@@ -73,8 +73,12 @@ fn closed_block(rest: &str) -> Option<(&str, &str)> {
 /// Refuses a `permissions` key without a value and keys that look like a misspelt
 /// `permissions`, each with its line in the file (the opening `---` is line 1).
 fn check_keys(yaml: &str) -> Result<(), FrontMatterError> {
-    let Ok(serde_yaml::Value::Mapping(mapping)) = serde_yaml::from_str::<serde_yaml::Value>(yaml)
-    else {
+    let value = serde_yaml::from_str::<serde_yaml::Value>(yaml).map_err(|e| {
+        // Duplicate keys among them: the typed parse alone would let one through.
+        let line = e.location().map_or(0, |l| l.line()) + 1;
+        FrontMatterError(format!("line {line}: {e}"))
+    })?;
+    let serde_yaml::Value::Mapping(mapping) = value else {
         return Ok(()); // not a mapping: the typed parse reports it
     };
     for (key, value) in &mapping {
@@ -218,6 +222,7 @@ mod tests {
             ("title: x\ntags: [a]\npermission: [admin]", 4),
             ("PERMISSIONS: [admin]", 2),
             ("permisions: [admin]", 2),
+            ("permission: [a]\npermission: [a]", 2),
         ] {
             let text = format!("---\n{yaml}\n---\nbody");
             let error = split_front_matter(&text).unwrap_err();

@@ -336,7 +336,7 @@ fn lines_come_from(source: &str, chunk: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(96)))]
 
     #[test]
     fn no_word_is_lost(doc in document(), target in 24usize..160) {
