@@ -1160,3 +1160,37 @@ async fn remote_images_and_links_in_an_answer_are_neutralised() {
         "Readings are fine.[image: ] [More](https://docs.crowdvision.io/x)"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_html_error_page_reaches_neither_the_output_nor_the_logs() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let page = Reply::Raw {
+        status: 502,
+        content_type: "text/html",
+        body: "<html>Traceback psycopg2 SELECT api_key FROM tenants</html>".into(),
+        retry_after: None,
+    };
+    let provider = ScriptedProvider::start(vec![]).await;
+    provider.then_forever(page);
+    let mut command = ask_command(dir.path(), &url, &provider);
+    command
+        .args(["ask", "hello", "--json"])
+        .env("LLM_MAX_RETRIES", "1")
+        .env("RUST_LOG", "debug");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let everything = format!(
+        "{}{}",
+        crate::util::stdout(&output),
+        crate::util::stderr(&output)
+    );
+    assert!(everything.contains("HTTP 502"), "{everything}");
+    for leaked in ["Traceback", "psycopg2", "api_key", "tenants", "<html>"] {
+        assert!(
+            !everything.contains(leaked),
+            "{leaked} leaked:\n{everything}"
+        );
+    }
+}
