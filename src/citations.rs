@@ -79,6 +79,83 @@ pub fn check(answer: &str, returned: &HashMap<String, ChunkOrigin>) -> CheckedAn
     }
 }
 
+/// Filters streamed text so that no invented marker is ever shown, not even in part: text
+/// from a `[^` on is held back until the marker closes, then passed on when `known` accepts its
+/// id and dropped when not. What turns out not to be a marker is passed on as text. Markers in
+/// code are not told apart from others here (the final answer keeps them; the stream drops an
+/// unknown one).
+#[derive(Debug, Default)]
+pub struct StreamFilter {
+    held: String,
+}
+
+impl StreamFilter {
+    /// Takes the next delta; returns the text that may be shown now.
+    pub fn push(&mut self, delta: &str, known: impl Fn(&str) -> bool) -> String {
+        self.held.push_str(delta);
+        let text = std::mem::take(&mut self.held);
+        let mut shown = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find('[') {
+            shown.push_str(&rest[..at]);
+            let candidate = &rest[at..];
+            match read_marker(candidate) {
+                Marker::Complete(len, id) => {
+                    if known(id) {
+                        shown.push_str(&candidate[..len]);
+                    }
+                    rest = &candidate[len..];
+                }
+                Marker::NotOne => {
+                    shown.push('[');
+                    rest = &candidate[1..];
+                }
+                Marker::Unfinished => {
+                    self.held.push_str(candidate);
+                    return shown;
+                }
+            }
+        }
+        shown.push_str(rest);
+        shown
+    }
+
+    /// The end of the text: whatever is held was not a marker.
+    pub fn finish(&mut self) -> String {
+        std::mem::take(&mut self.held)
+    }
+}
+
+enum Marker<'a> {
+    /// A whole marker: its length in bytes and its id.
+    Complete(usize, &'a str),
+    NotOne,
+    /// Could still become a marker with more text.
+    Unfinished,
+}
+
+/// Reads `text`, which starts with `[`, as a marker (the same rule as [`markers`]).
+fn read_marker(text: &str) -> Marker<'_> {
+    let bytes = text.as_bytes();
+    match bytes.get(1) {
+        None => return Marker::Unfinished,
+        Some(b'^') => {}
+        Some(_) => return Marker::NotOne,
+    }
+    let id_len = bytes[2..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-' || **b == b'_')
+        .count();
+    if id_len > MAX_ID_CHARS {
+        return Marker::NotOne;
+    }
+    match bytes.get(2 + id_len) {
+        None => Marker::Unfinished,
+        Some(b']') if id_len > 0 => Marker::Complete(3 + id_len, &text[2..2 + id_len]),
+        Some(_) => Marker::NotOne,
+    }
+}
+
 fn is_closing_punctuation(c: char) -> bool {
     matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']')
 }
@@ -187,6 +264,42 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Streams `deltas` through a filter that knows `ids`; every piece shown, in order.
+    fn stream(deltas: &[&str], ids: &[&str]) -> Vec<String> {
+        let mut filter = StreamFilter::default();
+        let mut shown: Vec<String> = deltas
+            .iter()
+            .map(|d| filter.push(d, |id| ids.contains(&id)))
+            .collect();
+        shown.push(filter.finish());
+        shown
+    }
+
+    #[test]
+    fn an_invented_marker_split_over_deltas_is_never_shown() {
+        let shown = stream(
+            &["CO2 is fine ", "[^zz-inv", "ented]", ". Done [^ok1]"],
+            &["ok1"],
+        );
+        assert_eq!(shown, vec!["CO2 is fine ", "", "", ". Done [^ok1]", ""]);
+        assert!(shown
+            .iter()
+            .all(|s| !s.contains("zz") && !s.contains("[^z")));
+    }
+
+    #[test]
+    fn text_that_is_not_a_marker_is_released() {
+        assert_eq!(stream(&["a [", "b] c"], &[]).concat(), "a [b] c");
+        assert_eq!(stream(&["x [^", "ab c"], &[]).concat(), "x [^ab c");
+        assert_eq!(stream(&["tail [^ab"], &[]), vec!["tail ", "[^ab"]);
+        let long = format!("[^{}]", "a".repeat(MAX_ID_CHARS + 1));
+        assert_eq!(stream(&[&long], &[]).concat(), long);
+        assert_eq!(
+            stream(&["[^]", "[", "^", "k", "]"], &["k"]).concat(),
+            "[^][^k]"
+        );
     }
 
     #[test]

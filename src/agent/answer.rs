@@ -197,7 +197,8 @@ impl Agent {
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),
             ..ToolContext::for_caller(caller)
         };
-        let token_sink = events.map(token_forwarder);
+        let streamed = events.map(StreamedTokens::new);
+        let token_sink = streamed.as_ref().map(|s| move |text: &str| s.push(text));
         let tokens: Option<&TokenSink<'_>> = token_sink.as_ref().map(|s| s as &TokenSink<'_>);
 
         let mut messages = self.opening_messages(question);
@@ -218,6 +219,9 @@ impl Agent {
                     tokens,
                 )
                 .await?;
+            if let Some(streamed) = &streamed {
+                streamed.end_of_turn();
+            }
             progress.usage += turn.usage;
             progress.cost.add_provider(turn.provider_cost);
             if !turn.model.is_empty() {
@@ -230,6 +234,9 @@ impl Agent {
                     for (call, outcome) in calls.iter().zip(outcomes) {
                         messages.push(Message::tool_result(&call.id, outcome.content.to_string()));
                         progress.record(call, outcome);
+                    }
+                    if let Some(streamed) = &streamed {
+                        streamed.allow(progress.returned_chunks.keys());
                     }
                 }
                 Step::Done { answer, decision } => {
@@ -321,12 +328,52 @@ impl Agent {
     }
 }
 
-fn token_forwarder(sender: &UnboundedSender<AgentEvent>) -> impl Fn(&str) + Send + Sync + '_ {
-    move |text: &str| {
-        // A receiver that has gone away (a client that hung up) only loses the deltas.
-        let _ = sender.send(AgentEvent::Token {
-            text: text.to_string(),
-        });
+/// The answer's text as it streams, through a [`citations::StreamFilter`] that knows the
+/// chunks returned so far: no invented marker is ever sent, not even in part.
+struct StreamedTokens<'a> {
+    sender: &'a UnboundedSender<AgentEvent>,
+    state: std::sync::Mutex<(citations::StreamFilter, std::collections::HashSet<String>)>,
+}
+
+impl<'a> StreamedTokens<'a> {
+    fn new(sender: &'a UnboundedSender<AgentEvent>) -> StreamedTokens<'a> {
+        StreamedTokens {
+            sender,
+            state: std::sync::Mutex::default(),
+        }
+    }
+
+    fn push(&self, delta: &str) {
+        let shown = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let (filter, known) = &mut *state;
+            filter.push(delta, |id| known.contains(id))
+        };
+        self.send(shown);
+    }
+
+    /// A model turn ended: what is held back was not a marker.
+    fn end_of_turn(&self) {
+        let rest = self
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .finish();
+        self.send(rest);
+    }
+
+    /// Chunks a marker may now name.
+    fn allow<'i>(&self, ids: impl Iterator<Item = &'i String>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.1.extend(ids.cloned());
+    }
+
+    fn send(&self, text: String) {
+        if !text.is_empty() {
+            // A receiver that has gone away (a client that hung up) only loses the deltas.
+            let _ = self.sender.send(AgentEvent::Token { text });
+        }
     }
 }
 

@@ -127,7 +127,7 @@ fn print_response(response: &AskResponse, args: &AskArgs) {
         return;
     }
     if args.stream {
-        // The text is already out; what was streamed may still hold markers removed since.
+        // The text is already out, filtered as it streamed (no invented marker was shown).
         outln!();
     } else {
         outln!("{}", response.answer);

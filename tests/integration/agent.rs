@@ -1194,3 +1194,64 @@ async fn an_html_error_page_reaches_neither_the_output_nor_the_logs() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_invented_marker_split_across_deltas_is_never_streamed() {
+    let f = fixture(vec![], &[]).await;
+    f.provider.set_rule(|body| {
+        let last = messages(body).last().unwrap().clone();
+        if last["role"] != "tool" {
+            return Some(streamed_tool_calls(
+                &[("s1", "search_docs", r#"{"query":"CO2 alarm threshold"}"#)],
+                5,
+                usage(10, 2),
+            ));
+        }
+        let results: Value = serde_json::from_str(last["content"].as_str().unwrap()).unwrap();
+        let id = results["results"][0]["chunk_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let real = format!("[^{id}]");
+        let (head, tail) = real.split_at(5);
+        Some(streamed_answer(
+            &[
+                "The alarm is at 1000 ppm ",
+                "[^zz-inv",
+                "ented]",
+                ", see ",
+                head,
+                tail,
+                ".",
+            ],
+            usage(20, 8),
+            Duration::from_millis(2),
+        ))
+    });
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let response = f
+        .agent
+        .answer(&Question::new("CO2 alarm?"), &staff(), Some(&sender))
+        .await
+        .unwrap();
+    drop(sender);
+    let mut streamed = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        if let AgentEvent::Token { text } = event {
+            streamed.push(text);
+        }
+    }
+    assert!(
+        streamed
+            .iter()
+            .all(|t| !t.contains("zz") && !t.contains("inv") && !t.contains("ented")),
+        "{streamed:?}"
+    );
+    let whole = streamed.concat();
+    let id = &response.citations[0].chunk_id;
+    assert_eq!(whole, format!("The alarm is at 1000 ppm , see [^{id}]."));
+    assert_eq!(
+        response.retrieval.hallucinated_citations,
+        vec!["zz-invented".to_string()]
+    );
+}

@@ -46,7 +46,7 @@ pub type Rule = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
 
 #[derive(Clone, Default)]
 struct Script {
-    rule: Option<Rule>,
+    rule: Arc<Mutex<Option<Rule>>>,
     replies: Arc<Mutex<VecDeque<Reply>>>,
     /// Replayed for every request once the script is done (for a model that never stops).
     forever: Arc<Mutex<Option<Reply>>>,
@@ -69,11 +69,14 @@ impl ScriptedProvider {
     pub async fn with_rule(
         rule: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static,
     ) -> ScriptedProvider {
-        let script = Script {
-            rule: Some(Arc::new(rule)),
-            ..Script::default()
-        };
-        ScriptedProvider::serve(script, Vec::new()).await
+        let provider = ScriptedProvider::serve(Script::default(), Vec::new()).await;
+        provider.set_rule(rule);
+        provider
+    }
+
+    /// From now on, answer by `rule` first (the scripted replies follow when it says `None`).
+    pub fn set_rule(&self, rule: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static) {
+        *self.script.rule.lock().unwrap() = Some(Arc::new(rule));
     }
 
     async fn serve(script: Script, replies: Vec<Reply>) -> ScriptedProvider {
@@ -115,7 +118,8 @@ impl ScriptedProvider {
 }
 
 async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
-    let ruled = script.rule.as_ref().and_then(|rule| rule(&body));
+    let rule = script.rule.lock().unwrap().clone();
+    let ruled = rule.and_then(|rule| rule(&body));
     script.requests.lock().unwrap().push((Instant::now(), body));
     let next = ruled.or_else(|| script.replies.lock().unwrap().pop_front());
     let reply = next.or_else(|| script.forever.lock().unwrap().clone());
