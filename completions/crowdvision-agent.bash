@@ -916,12 +916,16 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__serve)
-            opts="-h -V --config --claims --token --help --version"
+            opts="-h -V --bind --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -35,7 +35,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "eval" -d 'Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "serve" -d 'Serve the HTTP API'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "serve" -d 'Serve the HTTP API: POST /ask (JSON or SSE), GET /healthz, GET /readyz'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "db" -d 'Schema management for the configured store'
@@ -105,6 +105,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim -d 'Start the simulator in process and point the live-data tools at it'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s V -l version -d 'Print version'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l bind -d 'Address to listen on (default: BIND, 0.0.0.0:3000)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
@@ -186,7 +187,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "ask" -d 'Answer one question: text, citations, tool trace, usage, cost, decision'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "chat" -d 'Multi-turn conversation with history, the same loop as ask'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "eval" -d 'Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "serve" -d 'Serve the HTTP API'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "serve" -d 'Serve the HTTP API: POST /ask (JSON or SSE), GET /healthz, GET /readyz'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "tools" -d 'The tool registry: list the tools, or call one directly as the caller'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "sim" -d 'Simulate twin-service and sensor-service from a YAML fixture'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db completions man help" -f -a "db" -d 'Schema management for the configured store'

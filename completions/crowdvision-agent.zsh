@@ -138,6 +138,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
+'--bind=[Address to listen on (default\: BIND, 0.0.0.0\:3000)]:ADDR:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
@@ -145,7 +146,6 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::rest:_default' \
 && ret=0
 ;;
 (tools)
@@ -476,7 +476,7 @@ _crowdvision-agent_commands() {
 'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
 'chat:Multi-turn conversation with history, the same loop as ask' \
 'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
-'serve:Serve the HTTP API' \
+'serve:Serve the HTTP API\: POST /ask (JSON or SSE), GET /healthz, GET /readyz' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
@@ -575,7 +575,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'ask:Answer one question\: text, citations, tool trace, usage, cost, decision' \
 'chat:Multi-turn conversation with history, the same loop as ask' \
 'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
-'serve:Serve the HTTP API' \
+'serve:Serve the HTTP API\: POST /ask (JSON or SSE), GET /healthz, GET /readyz' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \

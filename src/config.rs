@@ -217,6 +217,16 @@ pub struct ObservabilityConfig {
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub cors_origins: Vec<String>,
+    /// `BIND`: where `serve` listens.
+    pub bind: std::net::SocketAddr,
+    /// `MAX_REQUEST_BYTES`: larger request bodies are refused with 413.
+    pub max_request_bytes: usize,
+    /// `REQUEST_TIMEOUT_SECONDS`: one answer's deadline (504 or an SSE `error`).
+    pub request_timeout: Duration,
+    /// `MAX_IN_FLIGHT`: answers at once; more are shed with 503.
+    pub max_in_flight: usize,
+    /// `SHUTDOWN_GRACE_SECONDS`: how long answers in flight may finish after SIGTERM.
+    pub shutdown_grace: Duration,
 }
 
 /// Raw settings: variable name → value, already merged from every source.
@@ -445,6 +455,31 @@ impl Config {
             observability: Config::observability(&r)?,
             server: ServerConfig {
                 cors_origins: r.list("CORS_ORIGINS"),
+                bind: {
+                    let text = r.string("BIND", "0.0.0.0:3000");
+                    text.parse().map_err(|_| {
+                        invalid("BIND", &text, "expected HOST:PORT, e.g. 127.0.0.1:3000")
+                    })?
+                },
+                max_request_bytes: r.number(
+                    "MAX_REQUEST_BYTES",
+                    64 * 1024,
+                    1024,
+                    16 * 1024 * 1024,
+                )?,
+                request_timeout: Duration::from_secs_f64(r.number(
+                    "REQUEST_TIMEOUT_SECONDS",
+                    120.0,
+                    0.1,
+                    3600.0,
+                )?),
+                max_in_flight: r.number("MAX_IN_FLIGHT", 64, 1, 100_000)?,
+                shutdown_grace: Duration::from_secs_f64(r.number(
+                    "SHUTDOWN_GRACE_SECONDS",
+                    30.0,
+                    0.0,
+                    3600.0,
+                )?),
             },
         })
     }

@@ -20,6 +20,7 @@ pub mod downstream;
 pub mod eval;
 pub mod http;
 pub mod retrieval;
+pub mod server;
 pub mod sim;
 pub mod text;
 

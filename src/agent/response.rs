@@ -30,7 +30,14 @@ pub struct TraceEntry {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RetrievalReport {
+    /// The invented markers removed from the answer. Serialised as their number: no part of an
+    /// invented marker ever reaches a client (`ask -v` prints the ids locally).
+    #[serde(serialize_with = "count")]
     pub hallucinated_citations: Vec<String>,
+}
+
+fn count<S: serde::Serializer>(ids: &[String], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(ids.len() as u64)
 }
 
 #[cfg(test)]
@@ -80,10 +87,7 @@ mod tests {
         assert_eq!(json["trace"][0]["summary"], "1 reading");
         assert_eq!(json["usage"]["total_tokens"], 15);
         assert_eq!(json["cost"]["provider_usd"], serde_json::Value::Null);
-        assert_eq!(
-            json["retrieval"]["hallucinated_citations"],
-            serde_json::json!([])
-        );
+        assert_eq!(json["retrieval"]["hallucinated_citations"], 0);
         assert_eq!(json["decision"], "answered");
     }
 }

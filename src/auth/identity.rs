@@ -96,6 +96,8 @@ pub enum RefusalReason {
     ConflictingTokens,
     #[error("no credentials")]
     Missing,
+    #[error("more than one identity source (claims header and a token)")]
+    SeveralSources,
 }
 
 /// Identifies the caller of a request at `now` (seconds since the epoch).
@@ -117,6 +119,12 @@ pub fn identify_with_reason(
     now: f64,
 ) -> Result<Caller, RefusalReason> {
     if let Some(header) = credentials.claims_header {
+        // One identity per request: a token beside the claims is refused, not ignored.
+        let token_too = credentials.authorization.and_then(bearer_token).is_some()
+            || credentials.cookie_header.and_then(cookie_token).is_some();
+        if token_too {
+            return Err(RefusalReason::SeveralSources);
+        }
         return from_claims_header(header, now);
     }
     if let Some(secret) = &settings.jwt_secret {
@@ -226,28 +234,34 @@ mod tests {
     fn an_unusable_claims_header_is_refused_and_never_falls_through() {
         let s = settings(false, true);
         let bearer = format!("Bearer {}", valid_token());
-        let with_token = |claims: &'static str| Credentials {
-            claims_header: Some(claims),
-            authorization: Some(bearer.as_str()),
+        // A valid token beside claims, usable or not, is refused: one identity per request.
+        for claims in ["%%%not-base64%%%", r#"{"sub":"ana"}"#] {
+            let both = Credentials {
+                claims_header: Some(claims),
+                authorization: Some(bearer.as_str()),
+                ..Credentials::default()
+            };
+            assert_eq!(reason(both, &s), RefusalReason::SeveralSources);
+        }
+        let cookie = format!("{TOKEN_COOKIE}={}", valid_token());
+        let with_cookie = Credentials {
+            claims_header: Some(r#"{"sub":"ana"}"#),
+            cookie_header: Some(cookie.as_str()),
             ..Credentials::default()
         };
+        assert_eq!(reason(with_cookie, &s), RefusalReason::SeveralSources);
         // Malformed base64, and base64 of something that is not JSON.
         assert_eq!(
-            reason(with_token("%%%not-base64%%%"), &s),
+            reason(header("%%%not-base64%%%"), &s),
             RefusalReason::Claims(ClaimsError::Malformed)
         );
         let not_json = b64("sub=ana");
-        let credentials = Credentials {
-            claims_header: Some(&not_json),
-            authorization: Some(&bearer),
-            ..Credentials::default()
-        };
         assert_eq!(
-            reason(credentials, &s),
+            reason(header(&not_json), &s),
             RefusalReason::Claims(ClaimsError::Malformed)
         );
         assert_eq!(
-            reason(with_token(""), &s),
+            reason(header(""), &s),
             RefusalReason::Claims(ClaimsError::Malformed)
         );
         let no_subject = b64(r#"{"memberships":[]}"#);

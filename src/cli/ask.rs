@@ -45,6 +45,7 @@ pub struct AgentParts {
     pub chat: Arc<dyn ChatModel>,
     pub tools: Arc<ToolRegistry>,
     pub authz: Arc<Authorizer>,
+    pub retriever: Arc<Retriever>,
 }
 
 impl AgentParts {
@@ -61,15 +62,22 @@ impl AgentParts {
 
 /// Checks the key and the store, then builds the parts every answering command uses.
 pub async fn build_parts(config: &Config) -> Result<AgentParts> {
+    let parts = build_parts_unchecked(config).await?;
+    parts.retriever.check_store().await?;
+    Ok(parts)
+}
+
+/// As [`build_parts`] without the store check (the server reports it on `/readyz`).
+pub async fn build_parts_unchecked(config: &Config) -> Result<AgentParts> {
     config.require_api_key()?;
-    let retriever = Retriever::from_config(config).await?;
-    retriever.check_store().await?;
+    let retriever = Arc::new(Retriever::from_config(config).await?);
     let authz = Arc::new(Authorizer::from_config(config));
-    let tools = standard_registry(config, Arc::new(retriever), authz.clone());
+    let tools = standard_registry(config, retriever.clone(), authz.clone());
     Ok(AgentParts {
         chat: Arc::new(OpenAiChat::new(&config.llm)),
         tools: Arc::new(tools),
         authz,
+        retriever,
     })
 }
 

@@ -1,6 +1,5 @@
 //! The command-line surface: the clap definition of every subcommand, and dispatch to one thin
-//! module per built subcommand. The subcommands of later milestones are registered already, so
-//! `--help` shows the whole tool; running one says it is not implemented yet (exit 2).
+//! module per subcommand.
 
 mod ask;
 mod chat;
@@ -12,11 +11,12 @@ mod ingest;
 mod out;
 mod render;
 mod search;
+mod serve;
 mod sim;
 mod tools;
 
 use anyhow::Result;
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use crowdvision_agent::config::Config;
 use out::out;
 use std::path::PathBuf;
@@ -63,8 +63,8 @@ pub enum Command {
     Chat(chat::ChatArgs),
     /// Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports.
     Eval(eval::EvalArgs),
-    /// Serve the HTTP API.
-    Serve(LaterArgs),
+    /// Serve the HTTP API: POST /ask (JSON or SSE), GET /healthz, GET /readyz.
+    Serve(serve::ServeArgs),
     /// The tool registry: list the tools, or call one directly as the caller.
     Tools(tools::ToolsArgs),
     /// Simulate twin-service and sensor-service from a YAML fixture.
@@ -78,13 +78,6 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
-}
-
-/// Subcommands of later milestones accept any arguments until they are built.
-#[derive(Debug, Args)]
-pub struct LaterArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    rest: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -118,15 +111,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Ask(args) => ask::run(load()?, caller, args).await,
         Command::Chat(args) => chat::run(load()?, caller, args).await,
         Command::Eval(args) => eval::run(load()?, args).await,
-        Command::Serve(_) => not_yet("serve"),
+        Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,
         Command::Sim(args) => sim::run(args).await,
     }
-}
-
-fn not_yet(name: &str) -> Result<ExitCode> {
-    eprintln!("crowdvision-agent {name}: not implemented yet");
-    Ok(ExitCode::from(EXIT_USAGE))
 }
 
 pub fn completion_script(shell: Shell) -> String {

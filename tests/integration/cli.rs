@@ -1,19 +1,7 @@
-//! The command-line surface as a user meets it: exit codes, configuration errors, the
-//! registered-but-unbuilt subcommands, `chunk --json`, and the committed generated files.
+//! The command-line surface as a user meets it: exit codes, configuration errors,
+//! `chunk --json`, and the committed generated files.
 
 use crate::util::{agent, repo_root, stderr, stdout, write};
-
-#[test]
-fn serve_says_not_implemented_and_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = agent(dir.path()).args(["serve", "x"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("not implemented yet"),
-        "{}",
-        stderr(&output)
-    );
-}
 
 #[test]
 fn invalid_configuration_exits_2_naming_the_variable() {

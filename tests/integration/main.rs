@@ -16,5 +16,6 @@ mod live;
 mod provider;
 mod rerank;
 mod search;
+mod server;
 mod store;
 mod util;

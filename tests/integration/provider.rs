@@ -29,6 +29,8 @@ pub enum Reply {
     },
     /// Waits this long before answering 500 (a provider that hangs).
     Hang(Duration),
+    /// Waits this long, then plays the reply (a slow but working provider).
+    Delay(Duration, Box<Reply>),
     /// 200 `text/event-stream` with these chunks, then the connection closes: no finish
     /// reason, no `[DONE]` (a stream cut off).
     CutStream(Vec<Value>),
@@ -122,7 +124,18 @@ async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response
     let ruled = rule.and_then(|rule| rule(&body));
     script.requests.lock().unwrap().push((Instant::now(), body));
     let next = ruled.or_else(|| script.replies.lock().unwrap().pop_front());
-    let reply = next.or_else(|| script.forever.lock().unwrap().clone());
+    let mut reply = next.or_else(|| script.forever.lock().unwrap().clone());
+    while let Some(Reply::Delay(wait, inner)) = reply {
+        tokio::time::sleep(wait).await;
+        reply = Some(*inner);
+    }
+    if let Some(Reply::Hang(wait)) = &reply {
+        tokio::time::sleep(*wait).await;
+    }
+    play(reply)
+}
+
+fn play(reply: Option<Reply>) -> Response {
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
         Some(Reply::Json(value)) => Json(value).into_response(),
@@ -142,8 +155,7 @@ async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response
             }
             response
         }
-        Some(Reply::Hang(duration)) => {
-            tokio::time::sleep(duration).await;
+        Some(Reply::Hang(_)) | Some(Reply::Delay(..)) => {
             (StatusCode::INTERNAL_SERVER_ERROR, "hung").into_response()
         }
         Some(Reply::CutStream(chunks)) => {

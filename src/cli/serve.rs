@@ -1,0 +1,72 @@
+//! `serve`: the HTTP API on `BIND` (default 0.0.0.0:3000) until SIGTERM or Ctrl-C, then a
+//! graceful stop: no new connections, answers in flight finish within SHUTDOWN_GRACE_SECONDS.
+
+use super::ask;
+use anyhow::{Context, Result};
+use clap::Args;
+use crowdvision_agent::auth::identity::IdentitySettings;
+use crowdvision_agent::config::Config;
+use crowdvision_agent::server::{self, AppState, ServerSettings};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default: BIND, 0.0.0.0:3000).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<SocketAddr>,
+}
+
+pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
+    let parts = ask::build_parts_unchecked(&config).await?;
+    let state = AppState::new(
+        parts.agent(&config),
+        parts.retriever.clone(),
+        IdentitySettings {
+            require_auth: config.access.require_auth,
+            jwt_secret: config.access.eval_jwt_secret.clone(),
+        },
+        ServerSettings {
+            max_body_bytes: config.server.max_request_bytes,
+            max_question_chars: config.llm.max_question_chars,
+            request_timeout: config.server.request_timeout,
+            max_in_flight: config.server.max_in_flight,
+            retry_after_seconds: 1,
+            keep_alive: Duration::from_secs(15),
+            cors_origins: config.server.cors_origins.clone(),
+        },
+        config.llm.api_key.is_some(),
+    );
+    let bind = args.bind.unwrap_or(config.server.bind);
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    eprintln!("serve: listening on http://{}", listener.local_addr()?);
+    server::serve(
+        listener,
+        server::router(Arc::new(state)),
+        stop_signal(),
+        config.server.shutdown_grace,
+    )
+    .await?;
+    eprintln!("serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGTERM (what a process manager sends) or Ctrl-C.
+async fn stop_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = terminate => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

@@ -1,0 +1,122 @@
+//! Every error a client of the server sees: a status and `{"error": {"code", "message"}}` with a
+//! fixed, safe message. Internals (SQL, provider bodies, claims, stack traces) are logged at
+//! most, never sent.
+
+use crate::agent::answer::AgentError;
+use crate::agent::model_choice::ModelChoiceError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    /// `Retry-After` seconds (503 when shedding).
+    pub retry_after: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn unauthenticated() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "authentication required",
+        )
+    }
+
+    pub fn overloaded(retry_after: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "too many answers in flight; retry shortly",
+            )
+        }
+    }
+
+    pub fn deadline() -> ApiError {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "deadline_exceeded",
+            "the answer took longer than the request deadline",
+        )
+    }
+
+    /// The JSON body alone (also the data of an SSE `error` event).
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::to_value(Body {
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+            },
+        })
+        .unwrap_or_default()
+    }
+}
+
+impl From<AgentError> for ApiError {
+    fn from(error: AgentError) -> ApiError {
+        match error {
+            AgentError::QuestionTooLong { limit } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "question_too_long",
+                format!("the question is longer than {limit} characters"),
+            ),
+            AgentError::ModelChoice(ModelChoiceError::Forbidden { min_role }) => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "model_override_forbidden",
+                format!("choosing the answer model needs the role {min_role} or higher"),
+            ),
+            AgentError::ModelChoice(
+                ModelChoiceError::NotAllowed { .. } | ModelChoiceError::InvalidName,
+            ) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "model_not_allowed",
+                "the requested model is not allowed",
+            ),
+            AgentError::Llm(error) => {
+                tracing::warn!(%error, "answer failed at the provider");
+                ApiError::new(
+                    StatusCode::BAD_GATEWAY,
+                    "provider_error",
+                    "the language model provider failed; try again later",
+                )
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, axum::Json(self.body())).into_response();
+        if let Some(seconds) = self.retry_after {
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}

@@ -1,0 +1,110 @@
+//! The HTTP API (`serve`): `POST /ask` (JSON, or server-sent events with `stream: true`),
+//! `GET /healthz`, `GET /readyz`. A thin shell over the same library `ask` uses: identity from
+//! the request through [`crate::auth::identity::identify`], answers from [`Agent::answer`].
+//!
+//! Limits that keep it up: a request body limit (413), the question length (422), a deadline
+//! per request (504, or an SSE `error` event), a bound on answers in flight with load shedding
+//! (503 + `Retry-After`, never a queue), and a client that hangs up cancels its answer. Errors
+//! are `{"error": {"code", "message"}}` and never carry internals.
+
+mod errors;
+mod routes;
+
+pub use errors::ApiError;
+
+use crate::agent::answer::Agent;
+use crate::auth::identity::IdentitySettings;
+use crate::retrieval::search::Retriever;
+use axum::Router;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// What the server needs besides the agent.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    pub max_body_bytes: usize,
+    pub max_question_chars: usize,
+    pub request_timeout: Duration,
+    /// Answers in flight at once; more are shed with 503.
+    pub max_in_flight: usize,
+    /// Seconds a shed client is told to wait.
+    pub retry_after_seconds: u64,
+    /// Interval of SSE keep-alive comments.
+    pub keep_alive: Duration,
+    pub cors_origins: Vec<String>,
+}
+
+pub struct AppState {
+    pub agent: Agent,
+    pub retriever: Arc<Retriever>,
+    pub identity: IdentitySettings,
+    pub settings: ServerSettings,
+    /// Whether a provider key is configured (for `/readyz`).
+    pub provider_configured: bool,
+    pub(crate) slots: Arc<Semaphore>,
+}
+
+impl AppState {
+    pub fn new(
+        agent: Agent,
+        retriever: Arc<Retriever>,
+        identity: IdentitySettings,
+        settings: ServerSettings,
+        provider_configured: bool,
+    ) -> AppState {
+        AppState {
+            slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
+            agent,
+            retriever,
+            identity,
+            settings,
+            provider_configured,
+        }
+    }
+}
+
+/// Every route, with the body limit and CORS applied.
+pub fn router(state: Arc<AppState>) -> Router {
+    routes::router(state)
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets the
+/// answers and streams in flight finish for up to `grace`, and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (begun_tx, begun_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = begun_tx.send(());
+        let _ = stop_tx.send(());
+    });
+    let mut server = server;
+    tokio::select! {
+        finished = &mut server => return finished.unwrap_or(Ok(())),
+        _ = begun_rx => {}
+    }
+    match tokio::time::timeout(grace, &mut server).await {
+        Ok(finished) => finished.unwrap_or(Ok(())),
+        Err(_) => {
+            tracing::warn!(
+                grace_s = grace.as_secs_f64(),
+                "answers still in flight after the shutdown grace; stopping"
+            );
+            server.abort();
+            Ok(())
+        }
+    }
+}

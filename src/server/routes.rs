@@ -1,0 +1,299 @@
+//! The routes and their handlers.
+
+use super::errors::ApiError;
+use super::AppState;
+use crate::agent::answer::{AgentEvent, HistoryMessage, Question};
+use crate::agent::response::AskResponse;
+use crate::auth::identity::{identify, Caller, Credentials};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, HeaderName, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures::StreamExt;
+use serde::Deserialize;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
+
+const CLAIMS_HEADER: &str = "x-gateway-claims";
+
+/// Longest part of a parse error sent back.
+const MAX_DETAIL_CHARS: usize = 200;
+
+/// The body of `POST /ask` (contracts §5).
+#[derive(Debug, Deserialize)]
+pub struct AskRequest {
+    pub question: String,
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    #[serde(default)]
+    pub history: Vec<HistoryMessage>,
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    let body_limit = state.settings.max_body_bytes;
+    let cors = cors_layer(&state.settings.cors_origins);
+    let router = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/ask", post(ask))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state);
+    match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let origins: Vec<axum::http::HeaderValue> =
+        origins.iter().filter_map(|o| o.parse().ok()).collect();
+    Some(
+        tower_http::cors::CorsLayer::new()
+            .allow_origin(origins)
+            .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+            .allow_credentials(true),
+    )
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}
+
+/// Ready when the knowledge base is reachable and migrated with the configured embedding, and
+/// a provider is configured; 503 naming the failing part otherwise.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if let Err(error) = state.retriever.check_store().await {
+        tracing::warn!(%error, "not ready: store");
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_not_ready",
+            "the knowledge base is not reachable or not migrated",
+        )
+        .into_response();
+    }
+    if !state.provider_configured {
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "provider_not_configured",
+            "no language model provider key is configured",
+        )
+        .into_response();
+    }
+    Json(serde_json::json!({"status": "ready", "store": "ok", "provider": "configured"}))
+        .into_response()
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn ask(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state)?;
+    let request = parse_request(body)?;
+    let question = question(request.question.as_str(), &state)?;
+    let question = Question {
+        model: request.model,
+        top_k: request.top_k,
+        history: request.history,
+        ..Question::new(question)
+    };
+    let permit = state
+        .slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::overloaded(state.settings.retry_after_seconds))?;
+    if request.stream {
+        return Ok(stream_answer(state, question, caller, permit).into_response());
+    }
+    // A client that hangs up drops this future, and the answer with it.
+    let answered = tokio::time::timeout(
+        state.settings.request_timeout,
+        state.agent.answer(&question, &caller, None),
+    )
+    .await;
+    drop(permit);
+    match answered {
+        Ok(Ok(response)) => Ok(Json(response).into_response()),
+        Ok(Err(error)) => Err(error.into()),
+        Err(_) => Err(ApiError::deadline()),
+    }
+}
+
+/// The caller of a request: exactly one value per identity header, then `identify`.
+fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, ApiError> {
+    let claims = single(headers, &HeaderName::from_static(CLAIMS_HEADER))?;
+    let authorization = single(headers, &header::AUTHORIZATION)?;
+    let cookies: Vec<&str> = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .map(|v| v.to_str().map_err(|_| ApiError::unauthenticated()))
+        .collect::<Result<_, _>>()?;
+    let cookie = (!cookies.is_empty()).then(|| cookies.join("; "));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    identify(
+        Credentials {
+            claims_header: claims,
+            cookie_header: cookie.as_deref(),
+            authorization,
+        },
+        &state.identity,
+        now,
+    )
+    .map_err(|_| ApiError::unauthenticated())
+}
+
+/// A header that may appear at most once; twice is a refusal, not "first wins".
+fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, ApiError> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(ApiError::unauthenticated());
+    }
+    first
+        .map(|v| v.to_str().map_err(|_| ApiError::unauthenticated()))
+        .transpose()
+}
+
+fn parse_request(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, ApiError> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "the request body is too large",
+            )
+        } else {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_body",
+                "the request body could not be read",
+            )
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|e| {
+        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("the body is not an ask request: {detail}"),
+        )
+    })
+}
+
+fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
+    let limit = state.settings.max_question_chars;
+    if text.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "question_empty",
+            "the question is empty",
+        ));
+    }
+    if text.chars().count() > limit {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "question_too_long",
+            format!("the question is longer than {limit} characters"),
+        ));
+    }
+    Ok(text)
+}
+
+/// What the answering task reports at its end.
+type Outcome = Result<AskResponse, ApiError>;
+
+/// Aborts the answering task when the response stream is dropped (the client hung up).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `tool_call`, `tool_result` and `token` events as they happen, then `done` with the response
+/// object or `error`.
+fn stream_answer(
+    state: Arc<AppState>,
+    question: Question,
+    caller: Caller,
+    permit: OwnedSemaphorePermit,
+) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<AgentEvent>();
+    let (outcome_tx, outcome_rx) = oneshot::channel::<Outcome>();
+    let keep_alive = state.settings.keep_alive;
+    let task = tokio::spawn(async move {
+        let answered = tokio::time::timeout(
+            state.settings.request_timeout,
+            state.agent.answer(&question, &caller, Some(&events_tx)),
+        )
+        .await;
+        drop(events_tx);
+        let outcome = match answered {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => Err(error.into()),
+            Err(_) => Err(ApiError::deadline()),
+        };
+        let _ = outcome_tx.send(outcome);
+    });
+    let guard = (AbortOnDrop(task), permit);
+    let events = tokio_stream_of(events_rx).map(|event| Ok(agent_event(&event)));
+    let last = futures::stream::once(async move {
+        let _still_running = guard; // held until the final event is sent
+        let event = match outcome_rx.await {
+            Ok(Ok(response)) => Event::default()
+                .event("done")
+                .data(serde_json::to_string(&response).unwrap_or_default()),
+            Ok(Err(error)) => error_event(&error),
+            Err(_) => error_event(&ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the answer stopped unexpectedly",
+            )),
+        };
+        Ok(event)
+    });
+    Sse::new(events.chain(last)).keep_alive(KeepAlive::new().interval(keep_alive))
+}
+
+fn tokio_stream_of<T: Send + 'static>(
+    mut receiver: mpsc::UnboundedReceiver<T>,
+) -> impl futures::Stream<Item = T> {
+    futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+fn agent_event(event: &AgentEvent) -> Event {
+    let name = match event {
+        AgentEvent::Token { .. } => "token",
+        AgentEvent::ToolCall { .. } => "tool_call",
+        AgentEvent::ToolResult { .. } => "tool_result",
+    };
+    Event::default()
+        .event(name)
+        .data(serde_json::to_string(event).unwrap_or_default())
+}
+
+fn error_event(error: &ApiError) -> Event {
+    Event::default()
+        .event("error")
+        .data(error.body().to_string())
+}

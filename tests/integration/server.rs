@@ -1,0 +1,468 @@
+//! `serve` over a real socket: every route and status (identity rules, override gate, body and
+//! question limits, shedding, deadline), SSE event order with the streaming citation filter, a
+//! client that hangs up stopping the answer, and a graceful shutdown that delivers the answer
+//! in flight. The provider is the scripted one; the knowledge base a real SQLite store.
+
+use crate::provider::{
+    answer, streamed_answer, streamed_tool_calls, usage, Reply, ScriptedProvider,
+};
+use async_trait::async_trait;
+use crowdvision_agent::agent::answer::Agent;
+use crowdvision_agent::agent::openai::OpenAiChat;
+use crowdvision_agent::agent::tools::registry::ToolRegistry;
+use crowdvision_agent::agent::tools::search_docs::SearchDocs;
+use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
+use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::auth::identity::IdentitySettings;
+use crowdvision_agent::config::{Config, RawSettings};
+use crowdvision_agent::retrieval::search::Retriever;
+use crowdvision_agent::server::{self, AppState, ServerSettings};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Deserialize, JsonSchema)]
+struct SlowArgs {
+    ms: u64,
+}
+
+/// A tool that takes its time (for hang-ups during an answer).
+struct Slow;
+
+#[async_trait]
+impl Tool for Slow {
+    type Args = SlowArgs;
+    fn name(&self) -> &'static str {
+        "slow"
+    }
+    fn description(&self) -> &'static str {
+        "Waits."
+    }
+    async fn run(&self, args: SlowArgs, _: ToolContext<'_>) -> Result<(Value, String), ToolError> {
+        tokio::time::sleep(Duration::from_millis(args.ms)).await;
+        Ok((json!({"waited": args.ms}), "waited".into()))
+    }
+}
+
+struct Running {
+    url: String,
+    provider: ScriptedProvider,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+const STAFF: &str = r#"{"sub":"s","memberships":[{"domain":"acme","role":"business_staff"}]}"#;
+const ADMIN: &str = r#"{"sub":"a","roles":["admin"]}"#;
+
+/// The server on 127.0.0.1 over the two-page knowledge base, with `extra` settings.
+async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let provider = ScriptedProvider::start(replies).await;
+    let mut settings = vec![
+        ("DATABASE_URL", url.as_str()),
+        ("LLM_BASE_URL", provider.url.as_str()),
+        ("OPENROUTER_API_KEY", "test-key"),
+        ("EMBEDDING_PROVIDER", "local"),
+        ("LLM_MAX_RETRIES", "0"),
+    ];
+    settings.extend_from_slice(extra);
+    let config = Config::from_raw(&RawSettings::from_pairs(settings)).unwrap();
+    let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
+    let authz = Arc::new(Authorizer::from_config(&config));
+    let mut registry = ToolRegistry::new(config.llm.tool_timeout);
+    registry.register(SearchDocs::new(retriever.clone()));
+    registry.register(Slow);
+    let agent = Agent::from_config(
+        &config,
+        Arc::new(OpenAiChat::new(&config.llm)),
+        Arc::new(registry),
+        authz,
+    );
+    let state = AppState::new(
+        agent,
+        retriever,
+        IdentitySettings {
+            require_auth: config.access.require_auth,
+            jwt_secret: config.access.eval_jwt_secret.clone(),
+        },
+        ServerSettings {
+            max_body_bytes: config.server.max_request_bytes,
+            max_question_chars: config.llm.max_question_chars,
+            request_timeout: config.server.request_timeout,
+            max_in_flight: config.server.max_in_flight,
+            retry_after_seconds: 1,
+            keep_alive: Duration::from_secs(15),
+            cors_origins: config.server.cors_origins.clone(),
+        },
+        true,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(server::serve(
+        listener,
+        server::router(Arc::new(state)),
+        async move {
+            let _ = stopped.await;
+        },
+        config.server.shutdown_grace,
+    ));
+    Running {
+        url,
+        provider,
+        stop: Some(stop),
+        server,
+        _dir: dir,
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+impl Running {
+    fn ask(&self, claims: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        let mut request = client().post(format!("{}/ask", self.url)).json(&body);
+        if let Some(claims) = claims {
+            request = request.header("x-gateway-claims", claims);
+        }
+        request
+    }
+}
+
+async fn error_of(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap();
+    (status, body["error"]["code"].as_str().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_readiness_and_unknown_routes() {
+    let s = start(vec![], &[]).await;
+    let health = client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let ready = client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.json::<Value>().await.unwrap()["store"], "ok");
+    let missing = client()
+        .get(format!("{}/nope", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(missing).await, (404, "not_found".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn identity_is_one_source_per_request() {
+    let s = start(
+        vec![],
+        &[("EVAL_JWT_SECRET", "a-development-secret-of-32-bytes!")],
+    )
+    .await;
+    s.provider.then_forever(answer("Hello.", usage(5, 1)));
+    let hi = json!({"question": "hi"});
+    // Nothing presented, REQUIRE_AUTH defaults to true.
+    let none = s.ask(None, hi.clone()).send().await.unwrap();
+    assert_eq!(error_of(none).await, (401, "unauthenticated".to_string()));
+    let garbage = s.ask(Some("not-claims"), hi.clone()).send().await.unwrap();
+    assert_eq!(garbage.status(), 401);
+    let twice = client()
+        .post(format!("{}/ask", s.url))
+        .header("x-gateway-claims", STAFF)
+        .header("x-gateway-claims", ADMIN)
+        .json(&hi)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(twice.status(), 401);
+    let with_token = s
+        .ask(Some(STAFF), hi.clone())
+        .bearer_auth("x.y.z")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_token.status(), 401);
+    let fine = s.ask(Some(STAFF), hi).send().await.unwrap();
+    assert_eq!(fine.status(), 200);
+    let body: Value = fine.json().await.unwrap();
+    assert_eq!(body["answer"], "Hello.");
+    assert_eq!(body["decision"], "answered");
+    // The 401 body says nothing about why.
+    let refused = s
+        .ask(Some("eyJzdWIiOiIifQ"), json!({"question": "x"}))
+        .send()
+        .await
+        .unwrap();
+    let text = refused.text().await.unwrap();
+    assert_eq!(
+        text,
+        r#"{"error":{"code":"unauthenticated","message":"authentication required"}}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn override_body_and_question_limits() {
+    let s = start(
+        vec![],
+        &[
+            ("ALLOWED_MODELS", "allowed/model"),
+            ("MAX_REQUEST_BYTES", "2048"),
+            ("MAX_QUESTION_CHARS", "100"),
+        ],
+    )
+    .await;
+    let forbidden = s
+        .ask(
+            Some(STAFF),
+            json!({"question": "hi", "model": "allowed/model"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        error_of(forbidden).await,
+        (403, "model_override_forbidden".to_string())
+    );
+    let not_allowed = s
+        .ask(
+            Some(ADMIN),
+            json!({"question": "hi", "model": "other/model"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        error_of(not_allowed).await,
+        (400, "model_not_allowed".to_string())
+    );
+    let huge = s
+        .ask(Some(STAFF), json!({"question": "x".repeat(4000)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(huge).await, (413, "body_too_large".to_string()));
+    let long = s
+        .ask(Some(STAFF), json!({"question": "x".repeat(101)}))
+        .send()
+        .await
+        .unwrap();
+    let status = long.status().as_u16();
+    let body: Value = long.json().await.unwrap();
+    assert_eq!(status, 422);
+    assert!(body["error"]["message"].as_str().unwrap().contains("100"));
+    let empty = s
+        .ask(Some(STAFF), json!({"question": "  "}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 422);
+    let not_json = client()
+        .post(format!("{}/ask", s.url))
+        .header("x-gateway-claims", STAFF)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        error_of(not_json).await,
+        (400, "invalid_request".to_string())
+    );
+    assert!(
+        s.provider.requests().is_empty(),
+        "a refused request reached the provider"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_server_sheds_and_a_slow_answer_meets_its_deadline() {
+    let s = start(
+        vec![],
+        &[("MAX_IN_FLIGHT", "1"), ("REQUEST_TIMEOUT_SECONDS", "1")],
+    )
+    .await;
+    s.provider.then_forever(Reply::Hang(Duration::from_secs(3)));
+    let first = tokio::spawn(s.ask(Some(STAFF), json!({"question": "slow"})).send());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = s
+        .ask(Some(STAFF), json!({"question": "too"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.headers()["retry-after"], "1");
+    assert_eq!(error_of(second).await, (503, "overloaded".to_string()));
+    let started = Instant::now();
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(
+        error_of(first).await,
+        (504, "deadline_exceeded".to_string())
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    // The same deadline on a stream ends it with an `error` event.
+    let stream = s
+        .ask(Some(STAFF), json!({"question": "slow", "stream": true}))
+        .send()
+        .await
+        .unwrap();
+    let text = stream.text().await.unwrap();
+    assert!(text.contains("event: error"), "{text}");
+    assert!(text.contains("deadline_exceeded"), "{text}");
+}
+
+/// The SSE events of a response body, as (event, data) in order; comments skipped.
+fn sse_events(text: &str) -> Vec<(String, String)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut event = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(name) = line.strip_prefix("event: ") {
+                    event = Some(name.to_string());
+                } else if let Some(value) = line.strip_prefix("data: ") {
+                    data.push_str(value);
+                }
+            }
+            event.map(|e| (e, data))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_sends_tools_then_tokens_then_done_and_never_an_invented_marker() {
+    let s = start(vec![], &[]).await;
+    s.provider.set_rule(|body| {
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] != "tool" {
+            return Some(streamed_tool_calls(
+                &[("c1", "search_docs", r#"{"query":"zebra display"}"#)],
+                6,
+                usage(10, 2),
+            ));
+        }
+        let results: Value = serde_json::from_str(last["content"].as_str().unwrap()).unwrap();
+        let id = results["results"][0]["chunk_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let real = format!("[^{id}]");
+        let (head, tail) = real.split_at(4);
+        Some(streamed_answer(
+            &[
+                "The zebra display is in the lobby ",
+                "[^zz-inv",
+                "ented]",
+                " ",
+                head,
+                tail,
+                ".",
+            ],
+            usage(20, 8),
+            Duration::from_millis(20),
+        ))
+    });
+    let response = s
+        .ask(
+            Some(STAFF),
+            json!({"question": "Where is the zebra?", "stream": true}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let text = response.text().await.unwrap();
+    assert!(
+        !text.contains("zz") && !text.contains("inv") && !text.contains("ented"),
+        "{text}"
+    );
+    let events = sse_events(&text);
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names[0], "tool_call");
+    assert_eq!(names[1], "tool_result");
+    assert_eq!(*names.last().unwrap(), "done");
+    assert!(
+        names[2..names.len() - 1].iter().all(|n| *n == "token"),
+        "{names:?}"
+    );
+    assert!(names.len() >= 6, "one token event per delta: {names:?}");
+    let done: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert_eq!(done["citations"][0]["source"], "open.md");
+    assert_eq!(done["retrieval"]["hallucinated_citations"], 1);
+    let streamed: String = events
+        .iter()
+        .filter(|(e, _)| e == "token")
+        .map(|(_, d)| {
+            serde_json::from_str::<Value>(d).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(streamed.contains(done["citations"][0]["marker"].as_str().unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_hangs_up_stops_the_answer() {
+    let s = start(vec![], &[]).await;
+    s.provider.set_rule(|body| {
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        Some(if last["role"] != "tool" {
+            streamed_tool_calls(&[("c1", "slow", r#"{"ms":800}"#)], 4, usage(10, 2))
+        } else {
+            streamed_answer(&["Done waiting."], usage(10, 2), Duration::ZERO)
+        })
+    });
+    let mut response = s
+        .ask(Some(STAFF), json!({"question": "wait", "stream": true}))
+        .send()
+        .await
+        .unwrap();
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("tool_call"));
+    drop(response); // the client goes away while the tool runs
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        s.provider.requests().len(),
+        1,
+        "the answer went on after the client had gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_finishes_the_answer_in_flight_then_stops() {
+    let mut s = start(vec![], &[("SHUTDOWN_GRACE_SECONDS", "5")]).await;
+    s.provider.then_forever(Reply::Delay(
+        Duration::from_millis(700),
+        Box::new(answer("Worth the wait.", usage(5, 2))),
+    ));
+    let in_flight = tokio::spawn(s.ask(Some(STAFF), json!({"question": "slow"})).send());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.stop.take().unwrap().send(()).unwrap();
+    let response = in_flight.await.unwrap().unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["answer"],
+        "Worth the wait."
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(3), &mut s.server).await;
+    assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
+    assert!(client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .is_err());
+}
