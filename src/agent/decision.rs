@@ -14,7 +14,7 @@ pub const IDK_MARKER: &str = "I don't know based on the available CrowdVision in
 /// How every scoped refusal begins.
 pub const REFUSAL_PREFIX: &str = "I can only help with CrowdVision";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Answered,

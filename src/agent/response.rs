@@ -5,7 +5,7 @@ use super::usage::{Cost, Usage};
 use crate::citations::Citation;
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct AskResponse {
     pub answer: String,
     pub citations: Vec<Citation>,
@@ -19,20 +19,22 @@ pub struct AskResponse {
 }
 
 /// One tool call of the answer: what ran, with which arguments, how it went.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct TraceEntry {
     pub tool: String,
+    #[schema(value_type = Object)]
     pub arguments: serde_json::Value,
     pub ok: bool,
     pub ms: u64,
     pub summary: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RetrievalReport {
     /// The invented markers removed from the answer. Serialised as their number: no part of an
     /// invented marker ever reaches a client (`ask -v` prints the ids locally).
     #[serde(serialize_with = "count")]
+    #[schema(value_type = u64)]
     pub hallucinated_citations: Vec<String>,
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -19,7 +19,7 @@ impl AddAssign for Usage {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Cost {
     /// From the price table; `None` for a model it does not list.
     pub estimated_usd: Option<f64>,

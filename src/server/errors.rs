@@ -17,13 +17,15 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
+/// `{"error": {"code", "message"}}`: the body of every error.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
 }
 
-#[derive(Serialize)]
-struct Inner<'a> {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail<'a> {
+    /// Stable and machine-readable: `unauthenticated`, `question_too_long`, `overloaded`, …
     code: &'a str,
     message: &'a str,
 }
@@ -67,8 +69,8 @@ impl ApiError {
 
     /// The JSON body alone (also the data of an SSE `error` event).
     pub fn body(&self) -> serde_json::Value {
-        serde_json::to_value(Body {
-            error: Inner {
+        serde_json::to_value(ErrorBody {
+            error: ErrorDetail {
                 code: self.code,
                 message: &self.message,
             },

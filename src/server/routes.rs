@@ -24,7 +24,7 @@ const CLAIMS_HEADER: &str = "x-gateway-claims";
 const MAX_DETAIL_CHARS: usize = 200;
 
 /// The body of `POST /ask` (contracts §5).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct AskRequest {
     pub question: String,
     #[serde(default)]
@@ -44,6 +44,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/ask", post(ask))
+        .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state);
@@ -68,12 +69,38 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
     )
 }
 
+/// The API description, generated from the request and response types.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "crowdvision-agent",
+        description = "Answers about buildings, rooms, occupancy and sensors"
+    ),
+    paths(ask, healthz, readyz),
+    components(schemas(
+        AskRequest,
+        crate::agent::response::AskResponse,
+        super::errors::ErrorBody
+    ))
+)]
+pub struct ApiDoc;
+
+async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(<ApiDoc as utoipa::OpenApi>::openapi())
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "up")))]
 async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
 /// Ready when the knowledge base is reachable and migrated with the configured embedding, and
 /// a provider is configured; 503 naming the failing part otherwise.
+#[utoipa::path(get, path = "/readyz", responses(
+    (status = 200, description = "ready"),
+    (status = 503, description = "the store or the provider is not ready", body = super::errors::ErrorBody),
+))]
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if let Err(error) = state.retriever.check_store().await {
         tracing::warn!(%error, "not ready: store");
@@ -100,6 +127,19 @@ async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
 
+/// One answer: JSON, or server-sent events (`tool_call`, `tool_result`, `token`, then `done`
+/// with the response object, or `error`) when `stream` is true.
+#[utoipa::path(post, path = "/ask", request_body = AskRequest, responses(
+    (status = 200, description = "the answer (or an event stream)", body = crate::agent::response::AskResponse),
+    (status = 400, description = "invalid body, or a model not allowed", body = super::errors::ErrorBody),
+    (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
+    (status = 403, description = "model override below the required role", body = super::errors::ErrorBody),
+    (status = 413, description = "body too large", body = super::errors::ErrorBody),
+    (status = 422, description = "question empty or too long", body = super::errors::ErrorBody),
+    (status = 502, description = "the provider failed", body = super::errors::ErrorBody),
+    (status = 503, description = "too many answers in flight (Retry-After)", body = super::errors::ErrorBody),
+    (status = 504, description = "the answer missed the deadline", body = super::errors::ErrorBody),
+))]
 async fn ask(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
