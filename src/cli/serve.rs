@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use crowdvision_agent::auth::identity::IdentitySettings;
 use crowdvision_agent::config::Config;
-use crowdvision_agent::server::{self, AppState, ServerSettings};
+use crowdvision_agent::server::{self, AppState, IngestSettings, ServerSettings};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,6 +24,14 @@ pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     let state = AppState::new(
         parts.agent(&config),
         parts.retriever.clone(),
+        parts.authz.clone(),
+        IngestSettings {
+            chunking: config.chunking,
+            docs_root: config.ingest.docs_root.clone(),
+            max_source_bytes: config.ingest.max_source_bytes,
+            require_permissions: config.ingest.require_permissions,
+            embedding_dim: config.embedding.dim,
+        },
         IdentitySettings {
             require_auth: config.access.require_auth,
             jwt_secret: config.access.eval_jwt_secret.clone(),

@@ -149,6 +149,17 @@ impl Ingestor {
         options: &IngestOptions,
         progress: &dyn Progress,
     ) -> Result<IngestSummary, IngestError> {
+        self.run_with(options, Vec::new(), progress).await
+    }
+
+    /// As [`Ingestor::run`], with `inline` documents ingested beside the roots' files (they are
+    /// never pruned: pruning follows the roots).
+    pub async fn run_with(
+        &self,
+        options: &IngestOptions,
+        inline: Vec<SourceFile>,
+        progress: &dyn Progress,
+    ) -> Result<IngestSummary, IngestError> {
         if let Some(missing) = options.roots.iter().find(|r| !r.exists()) {
             return Err(IngestError::MissingRoot(missing.clone()));
         }
@@ -161,10 +172,11 @@ impl Ingestor {
         let held_hashes: HashSet<String> = stored.iter().map(|d| d.content_hash.clone()).collect();
 
         let Discovery {
-            files,
+            mut files,
             errors: discovery_errors,
             scopes,
         } = discover_under(&options.roots, options.docs_root.as_deref());
+        files.extend(inline);
         let mut summary = IngestSummary {
             dry_run: options.dry_run,
             ..IngestSummary::default()
@@ -427,10 +439,23 @@ fn read_source(
     chunker_settings: &str,
     max_bytes: u64,
 ) -> Result<ReadSource, String> {
-    let bytes = read_bounded(&file.path, max_bytes)?;
-    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
+    let text = match &file.inline {
+        Some(content) if content.len() as u64 > max_bytes => {
+            return Err(format!("larger than MAX_SOURCE_BYTES ({max_bytes} bytes)"))
+        }
+        Some(content) => content.clone(),
+        None => {
+            let bytes = read_bounded(&file.path, max_bytes)?;
+            String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?
+        }
+    };
     let text = crate::text::strip_invisible(&text).into_owned();
     let (front_matter, _) = split_front_matter(&text).map_err(|e| e.to_string())?;
+    if file.inline.is_some() && front_matter.permissions.is_some() {
+        return Err(
+            "an inline document states its permissions in the request, not in front matter".into(),
+        );
+    }
     let permissions = match front_matter.permissions.clone() {
         Some(list) => list,
         None => file.default_permissions.clone().unwrap_or_default(),

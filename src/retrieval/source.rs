@@ -33,6 +33,43 @@ pub struct SourceFile {
     pub path: PathBuf,
     /// The nearest directory default, if any.
     pub default_permissions: Option<Vec<String>>,
+    /// The text itself for a document that arrived inline (`POST /ingest`); `None` = read `path`.
+    pub inline: Option<String>,
+}
+
+/// Longest inline source name.
+const MAX_INLINE_NAME_CHARS: usize = 200;
+
+impl SourceFile {
+    /// An inline document named `source` (a relative `.md` path of plain segments), with the
+    /// permissions its request stated.
+    pub fn inline(
+        source: &str,
+        content: String,
+        permissions: Vec<String>,
+    ) -> Result<SourceFile, String> {
+        let plain_segments = source
+            .split('/')
+            .all(|segment| !segment.is_empty() && segment != "." && segment != "..");
+        let plain_characters = source
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+        if !(plain_segments && plain_characters && is_document(Path::new(source)))
+            || source.chars().count() > MAX_INLINE_NAME_CHARS
+        {
+            return Err(format!(
+                "{:?} is not a usable source name: a relative path of letters, digits, . _ - and /, \
+                 ending in .md",
+                source.chars().take(MAX_INLINE_NAME_CHARS).collect::<String>()
+            ));
+        }
+        Ok(SourceFile {
+            source: source.to_string(),
+            path: PathBuf::from(source),
+            default_permissions: Some(permissions),
+            inline: Some(content),
+        })
+    }
 }
 
 /// What one run found: the documents, the problems, and the part of the knowledge base each
@@ -186,6 +223,7 @@ fn checked_file(
             source: relative_name(root, &canonical),
             path: canonical,
             default_permissions,
+            inline: None,
         }),
         Err(error) => {
             errors.push(error);

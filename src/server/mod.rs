@@ -1,5 +1,6 @@
 //! The HTTP API (`serve`): `POST /ask` (JSON, or server-sent events with `stream: true`),
-//! `GET /healthz`, `GET /readyz`. A thin shell over the same library `ask` uses: identity from
+//! `POST /ingest` (admins: the configured root and/or inline documents, never a path from the
+//! request), `GET /healthz`, `GET /readyz`, `GET /openapi.json`. A thin shell over the same library `ask` uses: identity from
 //! the request through [`crate::auth::identity::identify`], answers from [`Agent::answer`].
 //!
 //! Limits that keep it up: a request body limit (413), the question length (422), a deadline
@@ -20,6 +21,17 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
+/// What `POST /ingest` writes with.
+#[derive(Debug, Clone)]
+pub struct IngestSettings {
+    pub chunking: crate::config::ChunkingConfig,
+    /// The configured knowledge-base root (`DOCS_ROOT`): the only folder the server ingests.
+    pub docs_root: std::path::PathBuf,
+    pub max_source_bytes: u64,
+    pub require_permissions: bool,
+    pub embedding_dim: usize,
+}
+
 /// What the server needs besides the agent.
 #[derive(Debug, Clone)]
 pub struct ServerSettings {
@@ -38,6 +50,8 @@ pub struct ServerSettings {
 pub struct AppState {
     pub agent: Agent,
     pub retriever: Arc<Retriever>,
+    pub authz: Arc<crate::auth::authz::Authorizer>,
+    pub ingest: IngestSettings,
     pub identity: IdentitySettings,
     pub settings: ServerSettings,
     /// Whether a provider key is configured (for `/readyz`).
@@ -49,6 +63,8 @@ impl AppState {
     pub fn new(
         agent: Agent,
         retriever: Arc<Retriever>,
+        authz: Arc<crate::auth::authz::Authorizer>,
+        ingest: IngestSettings,
         identity: IdentitySettings,
         settings: ServerSettings,
         provider_configured: bool,
@@ -57,6 +73,8 @@ impl AppState {
             slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
             agent,
             retriever,
+            authz,
+            ingest,
             identity,
             settings,
             provider_configured,

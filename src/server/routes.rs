@@ -45,6 +45,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/readyz", get(readyz))
         .route("/ask", post(ask))
         .route("/openapi.json", get(openapi))
+        .route("/ingest", post(ingest))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state);
@@ -76,9 +77,11 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         title = "crowdvision-agent",
         description = "Answers about buildings, rooms, occupancy and sensors"
     ),
-    paths(ask, healthz, readyz),
+    paths(ask, ingest, healthz, readyz),
     components(schemas(
         AskRequest,
+        IngestRequest,
+        InlineDocument,
         crate::agent::response::AskResponse,
         super::errors::ErrorBody
     ))
@@ -214,7 +217,19 @@ fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h st
 }
 
 fn parse_request(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, ApiError> {
-    let body = body.map_err(|rejection| {
+    let body = read_body(body)?;
+    serde_json::from_slice(&body).map_err(|e| {
+        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("the body is not an ask request: {detail}"),
+        )
+    })
+}
+
+fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -228,14 +243,6 @@ fn parse_request(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, ApiE
                 "the request body could not be read",
             )
         }
-    })?;
-    serde_json::from_slice(&body).map_err(|e| {
-        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            format!("the body is not an ask request: {detail}"),
-        )
     })
 }
 
@@ -256,6 +263,114 @@ fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
         ));
     }
     Ok(text)
+}
+
+/// The body of `POST /ingest`: inline documents, and/or `roots: true` for the configured
+/// knowledge-base root. A path never comes from the request.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IngestRequest {
+    #[serde(default)]
+    pub documents: Vec<InlineDocument>,
+    /// Ingest the server's configured root (`DOCS_ROOT`) too.
+    #[serde(default)]
+    pub roots: bool,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InlineDocument {
+    /// The name it is stored and cited under, e.g. `user/rooms.md`.
+    pub source: String,
+    /// Markdown, without `permissions` in its front matter.
+    pub content: String,
+    /// Roles or `domain:NAME`; `[]` for a public page. Required: public is never implied.
+    pub permissions: Vec<String>,
+}
+
+/// Ingests inline documents and/or the configured root, as an admin (Cedar `IngestDocuments`).
+#[utoipa::path(post, path = "/ingest", request_body = IngestRequest, responses(
+    (status = 200, description = "the ingest summary, per source"),
+    (status = 400, description = "invalid body or document name", body = super::errors::ErrorBody),
+    (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
+    (status = 403, description = "not an admin", body = super::errors::ErrorBody),
+))]
+async fn ingest(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    use crate::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};
+    use crate::retrieval::source::SourceFile;
+    let caller = caller(&headers, &state)?;
+    if !state.authz.can_ingest_documents(&caller.user) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "ingesting documents needs the admin role",
+        ));
+    }
+    let body = read_body(body)?;
+    let request: IngestRequest = serde_json::from_slice(&body).map_err(|e| {
+        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("the body is not an ingest request: {detail}"),
+        )
+    })?;
+    if request.documents.is_empty() && !request.roots {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "nothing_to_ingest",
+            "give documents, or roots: true",
+        ));
+    }
+    let inline = request
+        .documents
+        .into_iter()
+        .map(|d| SourceFile::inline(&d.source, d.content, d.permissions))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|message| ApiError::new(StatusCode::BAD_REQUEST, "invalid_document", message))?;
+    let settings = &state.ingest;
+    let ingestor = Ingestor {
+        store: state.retriever.store.clone(),
+        embedder: state.retriever.embedder.clone(),
+        chunker: crate::retrieval::chunk::Chunker::new(settings.chunking),
+    };
+    let options = IngestOptions {
+        roots: if request.roots {
+            vec![settings.docs_root.clone()]
+        } else {
+            Vec::new()
+        },
+        prune: false,
+        dry_run: false,
+        require_permissions: settings.require_permissions,
+        docs_root: Some(settings.docs_root.clone()),
+        max_source_bytes: settings.max_source_bytes,
+    };
+    let written = async {
+        ingestor.store.migrate(settings.embedding_dim).await?;
+        ingestor
+            .run_with(&options, inline, &NoProgress)
+            .await
+            .map_err(|e| match e {
+                crate::retrieval::ingest::IngestError::Store(store) => store,
+                other => crate::retrieval::store::StoreError::Query(other.to_string()),
+            })
+    };
+    match written.await {
+        Ok(summary) => Ok(Json(summary).into_response()),
+        Err(error) => {
+            tracing::warn!(%error, "ingest over HTTP failed");
+            Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ingest_failed",
+                "the knowledge base could not be written; see the server log",
+            ))
+        }
+    }
 }
 
 /// What the answering task reports at its end.

@@ -16,7 +16,7 @@ use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::IdentitySettings;
 use crowdvision_agent::config::{Config, RawSettings};
 use crowdvision_agent::retrieval::search::Retriever;
-use crowdvision_agent::server::{self, AppState, ServerSettings};
+use crowdvision_agent::server::{self, AppState, IngestSettings, ServerSettings};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -84,6 +84,14 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
     let state = AppState::new(
         agent,
         retriever,
+        Arc::new(Authorizer::from_config(&config)),
+        IngestSettings {
+            chunking: config.chunking,
+            docs_root: config.ingest.docs_root.clone(),
+            max_source_bytes: config.ingest.max_source_bytes,
+            require_permissions: config.ingest.require_permissions,
+            embedding_dim: config.embedding.dim,
+        },
         IdentitySettings {
             require_auth: config.access.require_auth,
             jwt_secret: config.access.eval_jwt_secret.clone(),
@@ -465,4 +473,87 @@ async fn shutdown_finishes_the_answer_in_flight_then_stops() {
         .send()
         .await
         .is_err());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingest_is_for_admins_and_takes_documents_never_paths() {
+    let s = start(vec![], &[]).await;
+    let post = |claims: Option<&'static str>, body: Value| {
+        let mut request = client().post(format!("{}/ingest", s.url)).json(&body);
+        if let Some(claims) = claims {
+            request = request.header("x-gateway-claims", claims);
+        }
+        request.send()
+    };
+    let page = json!({"documents": [{
+        "source": "inline/beacon.md",
+        "content": "# Beacon\n\nThe quasarbeacon is serviced monthly.\n",
+        "permissions": ["business_staff"],
+    }]});
+    assert_eq!(post(None, page.clone()).await.unwrap().status(), 401);
+    let staff = post(Some(STAFF), page.clone()).await.unwrap();
+    assert_eq!(error_of(staff).await, (403, "forbidden".to_string()));
+    let added = post(Some(ADMIN), page).await.unwrap();
+    assert_eq!(added.status(), 200);
+    let summary: Value = added.json().await.unwrap();
+    assert_eq!(summary["added"], 1, "{summary}");
+    assert_eq!(summary["public"], 0);
+
+    // The page is there, with the permissions the request stated.
+    let config = Config::from_raw(&RawSettings::from_pairs([
+        (
+            "DATABASE_URL",
+            format!("sqlite://{}", s._dir.path().join("kb.sqlite").display()),
+        ),
+        ("EMBEDDING_PROVIDER", "local".to_string()),
+    ]))
+    .unwrap();
+    let retriever = Retriever::from_config(&config).await.unwrap();
+    let search = |claims: &str| {
+        let user = crowdvision_agent::auth::AuthUser::from_claims(claims).unwrap();
+        let retriever = &retriever;
+        async move {
+            retriever
+                .search(
+                    "quasarbeacon",
+                    &user,
+                    None,
+                    crowdvision_agent::retrieval::search::SearchMode::Hybrid,
+                )
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.chunk.source)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(search(STAFF)
+        .await
+        .contains(&"inline/beacon.md".to_string()));
+    assert!(!search(r#"{"sub":"c","roles":["standard_customer"]}"#)
+        .await
+        .contains(&"inline/beacon.md".to_string()));
+
+    for bad in [
+        json!({"documents": [{"source": "../../etc/passwd.md", "content": "x", "permissions": []}]}),
+        json!({"documents": [{"source": "/abs.md", "content": "x", "permissions": []}]}),
+        json!({"documents": [{"source": "a.md", "content": "x"}]}),
+        json!({"path": "/etc"}),
+        json!({}),
+    ] {
+        let response = post(Some(ADMIN), bad.clone()).await.unwrap();
+        assert_eq!(response.status(), 400, "{bad}");
+    }
+    let sneaky = json!({"documents": [{
+        "source": "inline/sneaky.md",
+        "content": "---\npermissions: []\n---\n# Sneaky\n\nquasarbeacon for everyone\n",
+        "permissions": ["admin"],
+    }]});
+    let summary: Value = post(Some(ADMIN), sneaky)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(summary["failed"], 1, "{summary}");
 }
