@@ -227,6 +227,8 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// `SHUTDOWN_GRACE_SECONDS`: how long answers in flight may finish after SIGTERM.
     pub shutdown_grace: Duration,
+    /// `REPLICA_NAME`: names this replica in an `x-agent-replica` response header.
+    pub replica_name: Option<String>,
 }
 
 /// Raw settings: variable name → value, already merged from every source.
@@ -480,6 +482,7 @@ impl Config {
                     0.0,
                     3600.0,
                 )?),
+                replica_name: r.optional("REPLICA_NAME"),
             },
         })
     }

@@ -44,6 +44,7 @@ pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
             retry_after_seconds: 1,
             keep_alive: Duration::from_secs(15),
             cors_origins: config.server.cors_origins.clone(),
+            replica_name: config.server.replica_name.clone(),
         },
         config.llm.api_key.is_some(),
     );

@@ -45,6 +45,8 @@ pub struct ServerSettings {
     /// Interval of SSE keep-alive comments.
     pub keep_alive: Duration,
     pub cors_origins: Vec<String>,
+    /// `REPLICA_NAME`: sent back as `x-agent-replica` so an operator can tell replicas apart.
+    pub replica_name: Option<String>,
 }
 
 pub struct AppState {

@@ -40,6 +40,7 @@ pub struct AskRequest {
 pub fn router(state: Arc<AppState>) -> Router {
     let body_limit = state.settings.max_body_bytes;
     let cors = cors_layer(&state.settings.cors_origins);
+    let replica = state.settings.replica_name.clone();
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -49,10 +50,26 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state);
-    match cors {
+    let router = match cors {
         Some(cors) => router.layer(cors),
         None => router,
+    };
+    match replica_header(replica) {
+        Some(value) => router.layer(axum::middleware::map_response(
+            move |mut response: Response| {
+                let value = value.clone();
+                async move {
+                    response.headers_mut().insert("x-agent-replica", value);
+                    response
+                }
+            },
+        )),
+        None => router,
     }
+}
+
+fn replica_header(name: Option<String>) -> Option<axum::http::HeaderValue> {
+    name.and_then(|n| axum::http::HeaderValue::from_str(&n).ok())
 }
 
 fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {

@@ -14,6 +14,7 @@ mod hardening;
 mod ingest;
 mod live;
 mod provider;
+mod proxy;
 mod rerank;
 mod search;
 mod server;

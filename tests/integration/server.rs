@@ -104,6 +104,7 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
             retry_after_seconds: 1,
             keep_alive: Duration::from_secs(15),
             cors_origins: config.server.cors_origins.clone(),
+            replica_name: config.server.replica_name.clone(),
         },
         true,
     );
@@ -128,7 +129,7 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::new()
+    crowdvision_agent::http::client_builder().build().unwrap()
 }
 
 impl Running {
