@@ -184,7 +184,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__ask)
-            opts="-v -h -V --json --stream --model --top-k --verbose --config --claims --token --help --version"
+            opts="-v -h -V --json --stream --model --top-k --verbose --server --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -195,6 +195,10 @@ _crowdvision__agent() {
                     return 0
                     ;;
                 --top-k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -494,7 +498,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__eval)
-            opts="-h -V --models --judge-model --filter --repeat --jobs --timeout --strict --json --junit --markdown --baseline --sim --sim-fixture --config --claims --token --help --version"
+            opts="-h -V --models --judge-model --filter --repeat --jobs --timeout --strict --json --junit --markdown --baseline --sim --server --sim-fixture --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -537,6 +541,10 @@ _crowdvision__agent() {
                     return 0
                     ;;
                 --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -71,6 +71,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sear
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l model -d 'Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l server -d 'Ask a running `serve` at this URL (e.g. http://localhost:3000 or …/agent) instead of answering in this process' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
@@ -97,6 +98,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l junit -d 'Write JUnit XML for CI systems' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l markdown -d 'Write a Markdown summary (for a pull-request comment)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l baseline -d 'A previous --json report: print new failures, fixed cases and the pass-rate change' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l server -d 'Run against a running `serve` at this URL, each case as a development token minted with EVAL_JWT_SECRET for its `as:` caller' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim-fixture -d 'The fixture --sim serves' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F

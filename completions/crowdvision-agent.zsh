@@ -83,6 +83,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--model=[Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)]:MODEL:_default' \
 '--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
+'--server=[Ask a running \`serve\` at this URL (e.g. http\://localhost\:3000 or …/agent) instead of answering in this process]:URL:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
@@ -123,12 +124,13 @@ _arguments "${_arguments_options[@]}" : \
 '--junit=[Write JUnit XML for CI systems]:FILE:_files' \
 '--markdown=[Write a Markdown summary (for a pull-request comment)]:FILE:_files' \
 '--baseline=[A previous --json report\: print new failures, fixed cases and the pass-rate change]:FILE:_files' \
+'--server=[Run against a running \`serve\` at this URL, each case as a development token minted with EVAL_JWT_SECRET for its \`as\:\` caller]:URL:_default' \
 '--sim-fixture=[The fixture --sim serves]:FILE:_files' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
 '--strict[Also fail (exit 1) on XPASS\: a case marked xfail that now passes]' \
-'--sim[Start the simulator in process and point the live-data tools at it]' \
+'(--server)--sim[Start the simulator in process and point the live-data tools at it]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \

@@ -14,7 +14,7 @@ use std::ops::Range;
 /// Longest id read as a marker; anything longer is ordinary text.
 const MAX_ID_CHARS: usize = 64;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Citation {
     pub marker: String,
     pub chunk_id: String,

@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod auth;
 pub mod citations;
+pub mod client;
 pub mod config;
 pub mod downstream;
 pub mod eval;

@@ -72,7 +72,7 @@ pub enum HistoryRole {
 }
 
 /// What happens during an answer, as it happens (for `--stream` and server-sent events).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
     Token {

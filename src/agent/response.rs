@@ -3,9 +3,9 @@
 use super::decision::Decision;
 use super::usage::{Cost, Usage};
 use crate::citations::Citation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AskResponse {
     pub answer: String,
     pub citations: Vec<Citation>,
@@ -19,7 +19,7 @@ pub struct AskResponse {
 }
 
 /// One tool call of the answer: what ran, with which arguments, how it went.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TraceEntry {
     pub tool: String,
     #[schema(value_type = Object)]
@@ -29,17 +29,25 @@ pub struct TraceEntry {
     pub summary: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RetrievalReport {
     /// The invented markers removed from the answer. Serialised as their number: no part of an
     /// invented marker ever reaches a client (`ask -v` prints the ids locally).
-    #[serde(serialize_with = "count")]
+    #[serde(serialize_with = "count", deserialize_with = "placeholders")]
     #[schema(value_type = u64)]
     pub hallucinated_citations: Vec<String>,
 }
 
 fn count<S: serde::Serializer>(ids: &[String], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(ids.len() as u64)
+}
+
+/// Read back from a server, the count becomes that many unnamed entries.
+fn placeholders<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let count = u64::deserialize(deserializer)?;
+    Ok(vec![String::new(); count.min(10_000) as usize])
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ use crowdvision_agent::agent::response::AskResponse;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::standard_registry;
 use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::auth::identity::Caller;
+use crowdvision_agent::client::{RemoteAgent, RemoteIdentity};
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::search::Retriever;
 use std::io::Write;
@@ -38,6 +40,10 @@ pub struct AskArgs {
     /// Also print the tool trace, usage and cost.
     #[arg(short, long)]
     verbose: bool,
+    /// Ask a running `serve` at this URL (e.g. http://localhost:3000 or …/agent) instead of
+    /// answering in this process.
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
 }
 
 /// What an agent is made of, built once: the provider adapter, the tools, the authorizer.
@@ -87,29 +93,54 @@ pub async fn build_agent(config: &Config) -> Result<Agent> {
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {
-    let user = identity::resolve(caller, &config)?;
-    let agent = build_agent(&config).await?;
     let question = Question {
         model: args.model.clone(),
         top_k: args.top_k,
         ..Question::new(args.question.as_str())
     };
+    let answerer = match &args.server {
+        Some(url) => Answerer::Remote(RemoteAgent::new(url)?, identity::remote(caller)?),
+        None => Answerer::Local(
+            Box::new(build_agent(&config).await?),
+            identity::resolve(caller, &config)?,
+        ),
+    };
     let response = if args.stream {
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let json = args.json;
         let printer = tokio::spawn(async move {
             while let Some(event) = receiver.recv().await {
-                print_event(&event, args.json);
+                print_event(&event, json);
             }
         });
-        let response = agent.answer(&question, &user, Some(&sender)).await;
+        let response = answerer.answer(&question, Some(&sender)).await;
         drop(sender);
         printer.await?;
         response?
     } else {
-        agent.answer(&question, &user, None).await?
+        answerer.answer(&question, None).await?
     };
     print_response(&response, &args);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where answers come from: this process, or a running server.
+enum Answerer {
+    Local(Box<Agent>, Caller),
+    Remote(RemoteAgent, RemoteIdentity),
+}
+
+impl Answerer {
+    async fn answer(
+        &self,
+        question: &Question,
+        events: Option<&tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
+    ) -> Result<AskResponse> {
+        Ok(match self {
+            Answerer::Local(agent, caller) => agent.answer(question, caller, events).await?,
+            Answerer::Remote(remote, identity) => remote.ask(question, identity, events).await?,
+        })
+    }
 }
 
 fn print_event(event: &AgentEvent, json: bool) {
@@ -151,11 +182,18 @@ fn print_response(response: &AskResponse, args: &AskArgs) {
             outln!("\n{}", render::trace_table(&response.trace));
         }
         outln!("\n{}", render::usage_line(response));
-        if !response.retrieval.hallucinated_citations.is_empty() {
-            outln!(
-                "removed invented citations: {}",
-                response.retrieval.hallucinated_citations.join(", ")
-            );
+        let invented = &response.retrieval.hallucinated_citations;
+        if !invented.is_empty() {
+            let named: Vec<&str> = invented
+                .iter()
+                .map(String::as_str)
+                .filter(|id| !id.is_empty())
+                .collect();
+            if named.is_empty() {
+                outln!("removed {} invented citations", invented.len());
+            } else {
+                outln!("removed invented citations: {}", named.join(", "));
+            }
         }
     }
 }

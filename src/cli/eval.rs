@@ -8,6 +8,7 @@ use super::{ask, render, EXIT_USAGE};
 use anyhow::{Context, Result};
 use clap::Args;
 use crowdvision_agent::agent::answer::Agent;
+use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::STANDARD_TOOL_NAMES;
 use crowdvision_agent::agent::usage::PriceTable;
 use crowdvision_agent::config::Config;
@@ -21,6 +22,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -63,8 +65,12 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Start the simulator in process and point the live-data tools at it.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "server")]
     sim: bool,
+    /// Run against a running `serve` at this URL, each case as a development token minted with
+    /// EVAL_JWT_SECRET for its `as:` caller.
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
     /// The fixture --sim serves.
     #[arg(long, value_name = "FILE", default_value = "datasets/sim/campus.yaml")]
     sim_fixture: PathBuf,
@@ -78,6 +84,31 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
+    if let Some(url) = &args.server {
+        let Some(secret) = config.access.eval_jwt_secret.clone() else {
+            eprintln!(
+                "error: eval --server mints a token per case: set EVAL_JWT_SECRET to the server's"
+            );
+            return Ok(ExitCode::from(EXIT_USAGE));
+        };
+        let target = runner::Remote {
+            agent: crowdvision_agent::client::RemoteAgent::new(url)?,
+            secret,
+        };
+        let judge = match &inputs.judge_model {
+            Some(judge_model) => {
+                config.require_api_key()?;
+                Some(Judge {
+                    model: Arc::new(OpenAiChat::new(&config.llm)),
+                    judge_model: judge_model.clone(),
+                    prices: PriceTable::with_overrides(&config.llm.prices),
+                    max_output_tokens: 256,
+                })
+            }
+            None => None,
+        };
+        return finish(&args, &inputs, &target, judge.as_ref()).await;
+    }
     config.require_api_key()?;
     let _sim = if args.sim {
         Some(start_sim(&args.sim_fixture, &mut config).await?)
@@ -100,10 +131,20 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
         prices: PriceTable::with_overrides(&config.llm.prices),
         max_output_tokens: 256,
     });
-    if let Some(judge) = &judge {
+    let target = InProcess { agents };
+    finish(&args, &inputs, &target, judge.as_ref()).await
+}
+
+/// Runs the selected cases on `target` and reports.
+async fn finish(
+    args: &EvalArgs,
+    inputs: &Inputs,
+    target: &dyn runner::AnswerTarget,
+    judge: Option<&Judge>,
+) -> Result<ExitCode> {
+    if let Some(judge) = judge {
         warn_same_family(&judge.judge_model, &inputs.models);
     }
-
     let cases: Vec<&Case> = runner::select(&inputs.dataset.cases, &args.filter);
     let options = RunOptions {
         jobs: usize::from(args.jobs),
@@ -115,16 +156,7 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
         Some(bar) => bar,
         None => &NoProgress,
     };
-    let target = InProcess { agents };
-    let models = runner::run(
-        &cases,
-        &inputs.models,
-        &target,
-        judge.as_ref(),
-        &options,
-        progress,
-    )
-    .await;
+    let models = runner::run(&cases, &inputs.models, target, judge, &options, progress).await;
     if let Some(bar) = &bar {
         bar.0.finish_and_clear();
     }
@@ -146,7 +178,7 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
     if let Some(diff) = &diff {
         outln!("\n{}", render::baseline_diff(diff));
     }
-    write_reports(&args, &report, diff.as_ref())?;
+    write_reports(args, &report, diff.as_ref())?;
     Ok(if report.failed() {
         ExitCode::FAILURE
     } else {
@@ -173,7 +205,12 @@ impl Inputs {
                 args.filter.join(", ")
             ));
         }
-        let models = sweep_models(&args.models, &config.llm.answer_model)?;
+        let default_model = if args.server.is_some() {
+            runner::SERVER_MODEL
+        } else {
+            config.llm.answer_model.as_str()
+        };
+        let models = sweep_models(&args.models, default_model)?;
         if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
             return Err("--timeout must be between 0 and 86400 seconds".to_string());
         }

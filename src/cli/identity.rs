@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::jwt::{verify_hs256, LEEWAY_SECONDS};
 use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::client::RemoteIdentity;
 use crowdvision_agent::config::Config;
 use std::path::Path;
 
@@ -27,6 +28,22 @@ pub fn resolve(given: Given<'_>, config: &Config) -> Result<Caller> {
              --token JWT (with EVAL_JWT_SECRET), or set REQUIRE_AUTH=false to act anonymously on \
              your own machine"
         ),
+    }
+}
+
+/// The identity to present to a running server: the claims (checked here, sent as the claims
+/// header), the token (checked by the server), or none.
+pub fn remote(given: Given<'_>) -> Result<RemoteIdentity> {
+    match (given.claims, given.token) {
+        (Some(_), Some(_)) => bail!("give --claims or --token, not both"),
+        (Some(path), None) => {
+            let caller = from_claims_file(path)?;
+            Ok(RemoteIdentity::Claims(
+                caller.forwarded_claims.unwrap_or_default(),
+            ))
+        }
+        (None, Some(token)) => Ok(RemoteIdentity::Token(token.to_string())),
+        (None, None) => Ok(RemoteIdentity::Anonymous),
     }
 }
 

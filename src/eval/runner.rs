@@ -47,6 +47,50 @@ impl AnswerTarget for InProcess {
     }
 }
 
+/// The model name a remote run reports when it sends no override (the server's own model).
+pub const SERVER_MODEL: &str = "server";
+
+/// A running `serve`: each case asks as a development token minted for its `as:` caller
+/// (HS256 with `EVAL_JWT_SECRET`, valid ten minutes). A sweep's models are sent as per-request
+/// overrides, subject to the server's override policy.
+pub struct Remote {
+    pub agent: crate::client::RemoteAgent,
+    pub secret: String,
+}
+
+#[async_trait]
+impl AnswerTarget for Remote {
+    async fn answer(&self, case: &Case, model: &str) -> Result<AskResponse, String> {
+        use crate::client::RemoteIdentity;
+        let identity = match &case.caller {
+            None => RemoteIdentity::Anonymous,
+            Some(spec) => {
+                let caller = spec.caller(&case.id).user;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let claims = serde_json::json!({
+                    "sub": caller.sub, "roles": caller.roles, "domains": caller.domains,
+                    "iat": now, "exp": now + 600,
+                });
+                RemoteIdentity::Token(crate::auth::jwt::sign_hs256(
+                    &claims,
+                    self.secret.as_bytes(),
+                ))
+            }
+        };
+        let question = Question {
+            history: case.history.clone(),
+            model: (model != SERVER_MODEL).then(|| model.to_string()),
+            ..Question::new(case.question.as_str())
+        };
+        self.agent
+            .ask(&question, &identity, None)
+            .await
+            .map_err(|error| error.to_string())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Jobs in flight at once.

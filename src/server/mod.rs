@@ -9,9 +9,10 @@
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
 mod errors;
-mod routes;
+pub mod routes;
 
 pub use errors::ApiError;
+pub use routes::AskRequest;
 
 use crate::agent::answer::Agent;
 use crate::auth::identity::IdentitySettings;

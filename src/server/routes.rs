@@ -24,7 +24,7 @@ const CLAIMS_HEADER: &str = "x-gateway-claims";
 const MAX_DETAIL_CHARS: usize = 200;
 
 /// The body of `POST /ask` (contracts §5).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
 pub struct AskRequest {
     pub question: String,
     #[serde(default)]

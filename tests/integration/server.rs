@@ -558,3 +558,98 @@ async fn ingest_is_for_admins_and_takes_documents_never_paths() {
         .unwrap();
     assert_eq!(summary["failed"], 1, "{summary}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_server_is_a_client_of_a_running_server() {
+    let s = start(vec![], &[]).await;
+    s.provider.set_rule(|body| {
+        Some(if body["stream"] == true {
+            streamed_answer(
+                &["Hello ", "from ", "the server."],
+                usage(5, 3),
+                Duration::ZERO,
+            )
+        } else {
+            answer("Hello from the server.", usage(5, 3))
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(&dir.path().join("staff.json"), STAFF);
+    let run = |extra: &[&str]| {
+        let mut command = crate::util::agent(dir.path());
+        command
+            .args(["ask", "hi", "--server", &s.url, "--claims", "staff.json"])
+            .args(extra);
+        command
+    };
+    let mut json_run = run(&["--json"]);
+    let output = tokio::task::spawn_blocking(move || json_run.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", crate::util::stderr(&output));
+    let body: Value = serde_json::from_str(&crate::util::stdout(&output)).unwrap();
+    assert_eq!(body["answer"], "Hello from the server.");
+    assert_eq!(body["decision"], "answered");
+
+    let mut stream_run = run(&["--stream"]);
+    let output = tokio::task::spawn_blocking(move || stream_run.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", crate::util::stderr(&output));
+    assert!(crate::util::stdout(&output).starts_with("Hello from the server."));
+    // The server saw the claims of the file.
+    let sent = s.provider.requests();
+    assert_eq!(sent.len(), 2);
+
+    // A refusal by the server is an error with its code, exit 1.
+    let mut refused = crate::util::agent(dir.path());
+    refused.args(["ask", "hi", "--server", &s.url]);
+    let output = tokio::task::spawn_blocking(move || refused.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        crate::util::stderr(&output).contains("401 unauthenticated"),
+        "{}",
+        crate::util::stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn eval_server_runs_each_case_as_a_token_for_its_caller() {
+    const SECRET: &str = "eval-server-secret-of-32-bytes-ok";
+    let s = start(vec![], &[("EVAL_JWT_SECRET", SECRET)]).await;
+    s.provider
+        .then_forever(answer("Hello from the server.", usage(5, 3)));
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(
+        &dir.path().join("d.yaml"),
+        "cases:\n  - {id: staff, question: hi, as: {roles: [business_staff], domains: [acme]}, expect: {contains: [server]}}\n  \
+         - {id: nobody, question: hi, expect: {contains: [server]}}\n",
+    );
+    let mut command = crate::util::agent(dir.path());
+    command
+        .args(["eval", "d.yaml", "--server", &s.url, "--json", "r.json"])
+        .env("EVAL_JWT_SECRET", SECRET);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    // The anonymous case is refused by the server (REQUIRE_AUTH): an ERROR, so exit 1.
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        crate::util::stderr(&output)
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let cases = &report["models"][0]["cases"];
+    assert_eq!(report["models"][0]["model"], "server");
+    assert_eq!(cases[0]["status"], "PASS", "{report}");
+    assert_eq!(cases[1]["status"], "ERROR");
+    assert!(cases[1]["runs"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("401"));
+    assert_eq!(s.provider.requests().len(), 1);
+}
