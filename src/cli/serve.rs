@@ -4,13 +4,11 @@
 use super::ask;
 use anyhow::{Context, Result};
 use clap::Args;
-use crowdvision_agent::auth::identity::IdentitySettings;
 use crowdvision_agent::config::Config;
-use crowdvision_agent::server::{self, AppState, IngestSettings, ServerSettings};
+use crowdvision_agent::server::{self, AppState};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -21,32 +19,11 @@ pub struct ServeArgs {
 
 pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     let parts = ask::build_parts_unchecked(&config).await?;
-    let state = AppState::new(
+    let state = AppState::from_config(
+        &config,
         parts.agent(&config),
         parts.retriever.clone(),
         parts.authz.clone(),
-        IngestSettings {
-            chunking: config.chunking,
-            docs_root: config.ingest.docs_root.clone(),
-            max_source_bytes: config.ingest.max_source_bytes,
-            require_permissions: config.ingest.require_permissions,
-            embedding_dim: config.embedding.dim,
-        },
-        IdentitySettings {
-            require_auth: config.access.require_auth,
-            jwt_secret: config.access.eval_jwt_secret.clone(),
-        },
-        ServerSettings {
-            max_body_bytes: config.server.max_request_bytes,
-            max_question_chars: config.llm.max_question_chars,
-            request_timeout: config.server.request_timeout,
-            max_in_flight: config.server.max_in_flight,
-            retry_after_seconds: 1,
-            keep_alive: Duration::from_secs(15),
-            cors_origins: config.server.cors_origins.clone(),
-            replica_name: config.server.replica_name.clone(),
-        },
-        config.llm.api_key.is_some(),
     );
     let bind = args.bind.unwrap_or(config.server.bind);
     let listener = tokio::net::TcpListener::bind(bind)

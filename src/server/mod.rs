@@ -85,6 +85,44 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// The state with every setting from `config`.
+    pub fn from_config(
+        config: &crate::config::Config,
+        agent: Agent,
+        retriever: Arc<Retriever>,
+        authz: Arc<crate::auth::authz::Authorizer>,
+    ) -> AppState {
+        AppState::new(
+            agent,
+            retriever,
+            authz,
+            IngestSettings {
+                chunking: config.chunking,
+                docs_root: config.ingest.docs_root.clone(),
+                max_source_bytes: config.ingest.max_source_bytes,
+                require_permissions: config.ingest.require_permissions,
+                embedding_dim: config.embedding.dim,
+            },
+            IdentitySettings {
+                require_auth: config.access.require_auth,
+                jwt_secret: config.access.eval_jwt_secret.clone(),
+            },
+            ServerSettings {
+                max_body_bytes: config.server.max_request_bytes,
+                max_question_chars: config.llm.max_question_chars,
+                request_timeout: config.server.request_timeout,
+                max_in_flight: config.server.max_in_flight,
+                retry_after_seconds: 1,
+                keep_alive: Duration::from_secs(15),
+                cors_origins: config.server.cors_origins.clone(),
+                replica_name: config.server.replica_name.clone(),
+            },
+            config.llm.api_key.is_some(),
+        )
+    }
+}
+
 /// Every route, with the body limit and CORS applied.
 pub fn router(state: Arc<AppState>) -> Router {
     routes::router(state)

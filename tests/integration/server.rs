@@ -13,10 +13,9 @@ use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
 use crowdvision_agent::auth::authz::Authorizer;
-use crowdvision_agent::auth::identity::IdentitySettings;
 use crowdvision_agent::config::{Config, RawSettings};
 use crowdvision_agent::retrieval::search::Retriever;
-use crowdvision_agent::server::{self, AppState, IngestSettings, ServerSettings};
+use crowdvision_agent::server::{self, AppState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -81,32 +80,11 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
         Arc::new(registry),
         authz,
     );
-    let state = AppState::new(
+    let state = AppState::from_config(
+        &config,
         agent,
         retriever,
         Arc::new(Authorizer::from_config(&config)),
-        IngestSettings {
-            chunking: config.chunking,
-            docs_root: config.ingest.docs_root.clone(),
-            max_source_bytes: config.ingest.max_source_bytes,
-            require_permissions: config.ingest.require_permissions,
-            embedding_dim: config.embedding.dim,
-        },
-        IdentitySettings {
-            require_auth: config.access.require_auth,
-            jwt_secret: config.access.eval_jwt_secret.clone(),
-        },
-        ServerSettings {
-            max_body_bytes: config.server.max_request_bytes,
-            max_question_chars: config.llm.max_question_chars,
-            request_timeout: config.server.request_timeout,
-            max_in_flight: config.server.max_in_flight,
-            retry_after_seconds: 1,
-            keep_alive: Duration::from_secs(15),
-            cors_origins: config.server.cors_origins.clone(),
-            replica_name: config.server.replica_name.clone(),
-        },
-        true,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
