@@ -34,7 +34,7 @@ pub struct IngestOptions {
     pub prune: bool,
     pub dry_run: bool,
     pub require_permissions: bool,
-    /// The knowledge-base root the roots are named under, when they lie inside it.
+    /// The configured knowledge-base root (`DOCS_ROOT`); roots earlier runs used count too.
     pub docs_root: Option<PathBuf>,
     /// Largest source read; larger ones fail with a clear error.
     pub max_source_bytes: u64,
@@ -171,11 +171,17 @@ impl Ingestor {
             .collect();
         let held_hashes: HashSet<String> = stored.iter().map(|d| d.content_hash.clone()).collect();
 
+        let mut kb_roots: Vec<PathBuf> = options.docs_root.iter().cloned().collect();
+        kb_roots.extend(self.store.knowledge_base_roots().await?);
         let Discovery {
             mut files,
             errors: discovery_errors,
             scopes,
-        } = discover_under(&options.roots, options.docs_root.as_deref());
+            new_roots,
+        } = discover_under(&options.roots, &kb_roots);
+        if !options.dry_run {
+            self.store.record_knowledge_base_roots(&new_roots).await?;
+        }
         files.extend(inline);
         let mut summary = IngestSummary {
             dry_run: options.dry_run,

@@ -79,6 +79,9 @@ pub struct Discovery {
     pub files: Vec<SourceFile>,
     pub errors: Vec<SourceError>,
     pub scopes: Vec<Scope>,
+    /// The canonical folders given as roots that lay inside no known knowledge-base root:
+    /// new roots, for later runs to name their files under.
+    pub new_roots: Vec<PathBuf>,
 }
 
 /// The stored sources one given path speaks for.
@@ -102,18 +105,21 @@ impl Scope {
 /// Every document file under the roots (a root may also be a single file), sorted by source,
 /// each root being its own knowledge-base root.
 pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<SourceError>) {
-    let found = discover_under(roots, None);
+    let found = discover_under(roots, &[]);
     (found.files, found.errors)
 }
 
 /// Every document under `paths`, named and permissioned by its canonical location under the
-/// knowledge-base root `kb_root` when the path lies inside it; a path outside it is its own
-/// root (a file: its folder). Only regular files inside their root are documents: a symlink
+/// outermost knowledge-base root of `kb_roots` that holds it; a path outside all of them is its
+/// own root (a file: its folder). Only regular files inside their root are documents: a symlink
 /// may point elsewhere inside the root, never outside it, and loops are reported. The same
 /// document reached twice (through a symlink) is listed once.
-pub fn discover_under(paths: &[PathBuf], kb_root: Option<&Path>) -> Discovery {
+pub fn discover_under(paths: &[PathBuf], kb_roots: &[PathBuf]) -> Discovery {
     let mut found = Discovery::default();
-    let kb_root = kb_root.and_then(|r| r.canonicalize().ok());
+    let kb_roots: Vec<PathBuf> = kb_roots
+        .iter()
+        .filter_map(|r| r.canonicalize().ok())
+        .collect();
     for path in paths {
         let is_dir = path.is_dir();
         // A file's root comes from the folder it was named in, never from where a link leads.
@@ -129,9 +135,19 @@ pub fn discover_under(paths: &[PathBuf], kb_root: Option<&Path>) -> Discovery {
                 continue;
             }
         };
-        let root = match &kb_root {
-            Some(kb) if folder.starts_with(kb) => kb.clone(),
-            _ => folder.clone(),
+        // The outermost known root that holds the folder; else the folder is its own root.
+        let known = kb_roots
+            .iter()
+            .filter(|kb| folder.starts_with(kb))
+            .min_by_key(|kb| kb.components().count());
+        let root = match known {
+            Some(kb) => kb.clone(),
+            None => {
+                if is_dir {
+                    found.new_roots.push(folder.clone());
+                }
+                folder.clone()
+            }
         };
         let mut defaults = DirectoryDefaults::default();
         if !is_dir {

@@ -150,6 +150,38 @@ pub trait ChunkStore: Send + Sync {
 
     async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError>;
 
+    /// A value of the store's own settings.
+    async fn store_setting(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Sets a value of the store's own settings.
+    async fn set_store_setting(&self, key: &str, value: &str) -> Result<(), StoreError>;
+
+    /// The knowledge-base roots earlier ingests named documents under (canonical paths), so
+    /// that a later run over a file or subfolder inside one keeps the same names.
+    async fn knowledge_base_roots(&self) -> Result<Vec<std::path::PathBuf>, StoreError> {
+        let recorded = self.store_setting(SETTING_ROOTS).await?.unwrap_or_default();
+        Ok(serde_json::from_str(&recorded).unwrap_or_default())
+    }
+
+    /// Adds `roots` to [`ChunkStore::knowledge_base_roots`].
+    async fn record_knowledge_base_roots(
+        &self,
+        roots: &[std::path::PathBuf],
+    ) -> Result<(), StoreError> {
+        let mut known = self.knowledge_base_roots().await?;
+        let before = known.len();
+        for root in roots {
+            if !known.contains(root) {
+                known.push(root.clone());
+            }
+        }
+        if known.len() == before {
+            return Ok(());
+        }
+        let text = serde_json::to_string(&known).map_err(|e| StoreError::Query(e.to_string()))?;
+        self.set_store_setting(SETTING_ROOTS, &text).await
+    }
+
     /// Writes one document and its chunks in one transaction, replacing the source's previous
     /// document if its content changed.
     async fn write_document(&self, document: &NewDocument) -> Result<WriteOutcome, StoreError>;
@@ -234,6 +266,7 @@ pub async fn open(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, Store
 /// Keys of the `store_settings` table.
 pub(crate) const SETTING_MODEL: &str = "embedding_model";
 pub(crate) const SETTING_DIM: &str = "embedding_dim";
+pub(crate) const SETTING_ROOTS: &str = "knowledge_base_roots";
 
 /// The shared check behind `ensure_embedding`: Ok(true) when the store must record the model.
 pub(crate) fn check_embedding(

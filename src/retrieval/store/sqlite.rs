@@ -263,6 +263,24 @@ impl ChunkStore for SqliteStore {
         Ok(())
     }
 
+    async fn store_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.require_migrated().await?;
+        self.setting(key).await
+    }
+
+    async fn set_store_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.require_migrated().await?;
+        sqlx::query(
+            "INSERT INTO store_settings (key, value) VALUES (?, ?) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
         self.require_migrated().await?;
         let rows = sqlx::query(
