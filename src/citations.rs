@@ -213,16 +213,11 @@ fn scan_line<'a>(line: &'a str, line_start: usize, found: &mut Vec<(Range<usize>
             i += run + closing.map_or(0, |at| at + run);
             continue;
         }
-        if bytes[i..].starts_with(b"[^") {
-            let id_start = i + 2;
-            let id_len = bytes[id_start..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-' || **b == b'_')
-                .count();
-            let end = id_start + id_len;
-            if id_len > 0 && id_len <= MAX_ID_CHARS && bytes.get(end) == Some(&b']') {
-                found.push((line_start + i..line_start + end + 1, &line[id_start..end]));
-                i = end + 1;
+        if bytes[i] == b'[' {
+            // The line is whole: a marker still unfinished at its end is none.
+            if let Marker::Complete(len, id) = read_marker(&line[i..]) {
+                found.push((line_start + i..line_start + i + len, id));
+                i += len;
                 continue;
             }
         }

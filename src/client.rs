@@ -94,15 +94,9 @@ impl RemoteAgent {
     }
 }
 
-async fn status_error(mut response: reqwest::Response) -> ClientError {
+async fn status_error(response: reqwest::Response) -> ClientError {
     let status = response.status().as_u16();
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_ERROR_BYTES {
-            break;
-        }
-    }
+    let body = crate::http::bounded_body(response, MAX_ERROR_BYTES).await;
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let field = |name: &str| {
         json["error"][name]

@@ -85,6 +85,18 @@ pub fn error_summary(body: &[u8]) -> String {
     }
 }
 
+/// At most `max_bytes` of a response's body (for error summaries: the rest is not read).
+pub async fn bounded_body(mut response: reqwest::Response, max_bytes: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= max_bytes {
+            break;
+        }
+    }
+    body
+}
+
 /// Whether a response status is worth another attempt.
 pub fn is_retryable(status: reqwest::StatusCode) -> bool {
     status.as_u16() == 429 || status.is_server_error()

@@ -23,6 +23,18 @@ pub enum Decision {
     ToolLoopExhausted,
 }
 
+impl Decision {
+    /// The name on the wire (`answered`, `idk`, `declined`, `tool_loop_exhausted`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Answered => "answered",
+            Decision::Idk => "idk",
+            Decision::Declined => "declined",
+            Decision::ToolLoopExhausted => "tool_loop_exhausted",
+        }
+    }
+}
+
 /// Classifies a final answer. A refusal only counts when no tool ran: a model that looked data
 /// up and then refused has not declined an off-topic request, it has failed to answer.
 pub fn classify(answer: &str, tools_called: bool) -> Decision {

@@ -232,7 +232,7 @@ async fn final_result(
     match result {
         Ok(response) if !response.status().is_success() => {
             let status = response.status().as_u16();
-            let body = bounded_body(response).await;
+            let body = crate::http::bounded_body(response, MAX_ERROR_BODY_BYTES).await;
             Err(OpenAIError::Boxed(Box::new(ProviderStatus {
                 status,
                 detail: crate::http::error_summary(&body),
@@ -240,17 +240,6 @@ async fn final_result(
         }
         other => other,
     }
-}
-
-async fn bounded_body(mut response: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() >= MAX_ERROR_BODY_BYTES {
-            break;
-        }
-    }
-    body
 }
 
 /// Maps async-openai's errors onto the port's, without the provider's response bodies.

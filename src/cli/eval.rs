@@ -98,12 +98,8 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
         let judge = match &inputs.judge_model {
             Some(judge_model) => {
                 config.require_api_key()?;
-                Some(Judge {
-                    model: Arc::new(OpenAiChat::new(&config.llm)),
-                    judge_model: judge_model.clone(),
-                    prices: PriceTable::with_overrides(&config.llm.prices),
-                    max_output_tokens: 256,
-                })
+                let chat = Arc::new(OpenAiChat::new(&config.llm));
+                Some(judge_for(&config, chat, judge_model))
             }
             None => None,
         };
@@ -125,12 +121,10 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
             (model.clone(), parts.agent(&for_model))
         })
         .collect();
-    let judge = inputs.judge_model.as_ref().map(|judge_model| Judge {
-        model: parts.chat.clone(),
-        judge_model: judge_model.clone(),
-        prices: PriceTable::with_overrides(&config.llm.prices),
-        max_output_tokens: 256,
-    });
+    let judge = inputs
+        .judge_model
+        .as_ref()
+        .map(|judge_model| judge_for(&config, parts.chat.clone(), judge_model));
     let target = InProcess { agents };
     finish(&args, &inputs, &target, judge.as_ref()).await
 }
@@ -184,6 +178,22 @@ async fn finish(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Room for a one-sentence verdict.
+const JUDGE_MAX_OUTPUT_TOKENS: u32 = 256;
+
+fn judge_for(
+    config: &Config,
+    chat: Arc<dyn crowdvision_agent::agent::llm::ChatModel>,
+    judge_model: &str,
+) -> Judge {
+    Judge {
+        model: chat,
+        judge_model: judge_model.to_string(),
+        prices: PriceTable::with_overrides(&config.llm.prices),
+        max_output_tokens: JUDGE_MAX_OUTPUT_TOKENS,
+    }
 }
 
 /// Everything read and checked before anything runs.

@@ -170,10 +170,7 @@ pub fn usage_line(response: &AskResponse) -> String {
     let dollars = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("${v:.6}"));
     format!(
         "decision {} · model {} · tokens {} in + {} out = {} · cost estimated {}, provider {}",
-        serde_json::to_value(response.decision)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        response.decision.as_str(),
         response.model,
         response.usage.prompt_tokens,
         response.usage.completion_tokens,

@@ -129,18 +129,11 @@ pub fn check(expect: &Expect, response: &AskResponse) -> Vec<AssertionResult> {
         results.push(AssertionResult {
             kind: AssertionKind::Decision,
             passed: response.decision == decision,
-            expected: decision_name(decision),
-            got: decision_name(response.decision),
+            expected: decision.as_str().to_string(),
+            got: response.decision.as_str().to_string(),
         });
     }
     results
-}
-
-fn decision_name(decision: crate::agent::decision::Decision) -> String {
-    serde_json::to_value(decision)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// A cited source matches an expected one when they are equal, or when the expected one is a

@@ -137,23 +137,16 @@ pub async fn serve(
     grace: Duration,
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let (begun_tx, begun_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
+    let mut server = tokio::spawn(async move {
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 let _ = stop_rx.await;
             })
             .await
     });
-    tokio::spawn(async move {
-        shutdown.await;
-        let _ = begun_tx.send(());
-        let _ = stop_tx.send(());
-    });
-    let mut server = server;
     tokio::select! {
         finished = &mut server => return finished.unwrap_or(Ok(())),
-        _ = begun_rx => {}
+        _ = shutdown => { let _ = stop_tx.send(()); }
     }
     match tokio::time::timeout(grace, &mut server).await {
         Ok(finished) => finished.unwrap_or(Ok(())),

@@ -166,7 +166,7 @@ async fn ask(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state)?;
-    let request = parse_request(body)?;
+    let request: AskRequest = parse_json(body, "an ask request")?;
     let question = question(request.question.as_str(), &state)?;
     let question = Question {
         model: request.model,
@@ -233,14 +233,19 @@ fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h st
         .transpose()
 }
 
-fn parse_request(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, ApiError> {
+/// The body as JSON of `T` (`what` names it in the error): 413 past the body limit, 400 when
+/// it does not parse.
+fn parse_json<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<T, ApiError> {
     let body = read_body(body)?;
     serde_json::from_slice(&body).map_err(|e| {
         let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_request",
-            format!("the body is not an ask request: {detail}"),
+            format!("the body is not {what}: {detail}"),
         )
     })
 }
@@ -327,15 +332,7 @@ async fn ingest(
             "ingesting documents needs the admin role",
         ));
     }
-    let body = read_body(body)?;
-    let request: IngestRequest = serde_json::from_slice(&body).map_err(|e| {
-        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            format!("the body is not an ingest request: {detail}"),
-        )
-    })?;
+    let request: IngestRequest = parse_json(body, "an ingest request")?;
     if request.documents.is_empty() && !request.roots {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

@@ -665,7 +665,9 @@ fn the_golden_set_covers_what_it_must() {
         assert!(uses >= 2, "{tool} is expected by {uses} cases");
     }
     let docs = repo_root().join("documentation");
-    for page in restricted_pages(&docs) {
+    let restricted = restricted_pages(&docs);
+    assert!(restricted.len() >= 3, "{restricted:?}");
+    for page in restricted {
         let guarded = golden.cases.iter().any(|c| {
             c.expect.not_cited_sources.contains(&page) && !c.expect.not_contains.is_empty()
         });
