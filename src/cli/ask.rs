@@ -98,13 +98,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
         top_k: args.top_k,
         ..Question::new(args.question.as_str())
     };
-    let answerer = match &args.server {
-        Some(url) => Answerer::Remote(RemoteAgent::new(url)?, identity::remote(caller)?),
-        None => Answerer::Local(
-            Box::new(build_agent(&config).await?),
-            identity::resolve(caller, &config)?,
-        ),
-    };
+    let answerer = Answerer::build(&config, caller, args.server.as_deref()).await?;
     let response = if args.stream {
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let json = args.json;
@@ -124,14 +118,36 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where answers come from: this process, or a running server.
-enum Answerer {
+/// Where answers come from: this process, or a running server (`--server URL`).
+pub enum Answerer {
     Local(Box<Agent>, Caller),
     Remote(RemoteAgent, RemoteIdentity),
 }
 
 impl Answerer {
-    async fn answer(
+    pub async fn build(
+        config: &Config,
+        caller: identity::Given<'_>,
+        server: Option<&str>,
+    ) -> Result<Answerer> {
+        Ok(match server {
+            Some(url) => Answerer::Remote(RemoteAgent::new(url)?, identity::remote(caller)?),
+            None => Answerer::Local(
+                Box::new(build_agent(config).await?),
+                identity::resolve(caller, config)?,
+            ),
+        })
+    }
+
+    /// The model answering when none is chosen; `None` when a server decides.
+    pub fn default_model(&self) -> Option<&str> {
+        match self {
+            Answerer::Local(agent, _) => Some(agent.default_model()),
+            Answerer::Remote(..) => None,
+        }
+    }
+
+    pub async fn answer(
         &self,
         question: &Question,
         events: Option<&tokio::sync::mpsc::UnboundedSender<AgentEvent>>,

@@ -3,14 +3,13 @@
 //! forgotten) and returns to the prompt; Ctrl-C at the prompt clears the line; Ctrl-D exits.
 //! Lines typed are kept in a history file across sessions.
 
-use super::ask::build_agent;
+use super::ask::Answerer;
 use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
-use crowdvision_agent::agent::answer::{Agent, AgentEvent};
+use crowdvision_agent::agent::answer::AgentEvent;
 use crowdvision_agent::agent::conversation::Conversation;
-use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::config::Config;
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
@@ -38,20 +37,24 @@ pub struct ChatArgs {
     /// Where typed lines are kept between sessions (default: in the user's data directory).
     #[arg(long, value_name = "FILE")]
     history: Option<PathBuf>,
+    /// Chat with a running `serve` at this URL (e.g. http://localhost:3000 or …/agent) instead
+    /// of answering in this process. The conversation is kept here and sent with each question.
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) -> Result<ExitCode> {
-    let user = identity::resolve(caller, &config)?;
-    let agent = build_agent(&config).await?;
+    let answerer = Answerer::build(&config, caller, args.server.as_deref()).await?;
     let history_file = args.history.unwrap_or_else(default_history_file);
     let mut editor = DefaultEditor::new()?;
     // A missing history file is the normal first run.
     let _ = editor.load_history(&history_file);
     let mut conversation = Conversation::new(args.model, args.top_k);
-    outln!(
-        "CrowdVision chat, model {}. /help for commands, Ctrl-D to leave.",
-        agent.default_model()
-    );
+    let model = match (&args.server, answerer.default_model()) {
+        (Some(url), _) => format!("server {url}"),
+        (None, model) => format!("model {}", model.unwrap_or_default()),
+    };
+    outln!("CrowdVision chat, {model}. /help for commands, Ctrl-D to leave.");
     loop {
         let line = tokio::task::block_in_place(|| editor.readline("> "));
         let line = match line {
@@ -66,9 +69,9 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
         }
         let _ = editor.add_history_entry(line);
         if let Some(command) = line.strip_prefix('/') {
-            run_command(command, &mut conversation, &agent);
+            run_command(command, &mut conversation, &answerer);
         } else {
-            answer(line, &mut conversation, &agent, &user).await;
+            answer(line, &mut conversation, &answerer).await;
         }
     }
     if let Some(parent) = history_file.parent() {
@@ -90,7 +93,7 @@ fn default_history_file() -> PathBuf {
 }
 
 /// Streams one answer; Ctrl-C drops it (closing the provider connection) and keeps the session.
-async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user: &Caller) {
+async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer) {
     let question = conversation.question(text);
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {
@@ -109,7 +112,7 @@ async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user
         }
     });
     let outcome = tokio::select! {
-        result = agent.answer(&question, user, Some(&sender)) => Some(result),
+        result = answerer.answer(&question, Some(&sender)) => Some(result),
         _ = tokio::signal::ctrl_c() => None,
     };
     drop(sender);
@@ -127,7 +130,10 @@ async fn answer(text: &str, conversation: &mut Conversation, agent: &Agent, user
     }
 }
 
-fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
+fn run_command(command: &str, conversation: &mut Conversation, answerer: &Answerer) {
+    let default_model = answerer
+        .default_model()
+        .unwrap_or("the server's answer model");
     let (name, argument) = command
         .split_once(char::is_whitespace)
         .map_or((command, ""), |(n, a)| (n, a.trim()));
@@ -135,14 +141,11 @@ fn run_command(command: &str, conversation: &mut Conversation, agent: &Agent) {
         "help" => outln!("{HELP}"),
         "model" if argument.is_empty() => outln!(
             "model: {}",
-            conversation
-                .model
-                .as_deref()
-                .unwrap_or(agent.default_model())
+            conversation.model.as_deref().unwrap_or(default_model)
         ),
         "model" if argument == "default" => {
             conversation.model = None;
-            outln!("model: {}", agent.default_model());
+            outln!("model: {default_model}");
         }
         "model" => {
             // Checked against the override gate when the next question is asked.

@@ -631,3 +631,69 @@ async fn eval_server_runs_each_case_as_a_token_for_its_caller() {
         .contains("401"));
     assert_eq!(s.provider.requests().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_server_keeps_the_conversation_and_streams_from_the_server() {
+    use std::io::Write as _;
+    let s = start(vec![], &[]).await;
+    s.provider.set_rule(|body| {
+        let turns = body["messages"].as_array().map_or(0, Vec::len);
+        let text: &[&str] = if turns > 2 {
+            &["Second ", "answer."]
+        } else {
+            &["First ", "answer."]
+        };
+        Some(streamed_answer(text, usage(5, 3), Duration::ZERO))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(&dir.path().join("staff.json"), STAFF);
+    let mut command = crate::util::agent(dir.path());
+    command
+        .args(["chat", "--server", &s.url, "--claims", "staff.json"])
+        .arg("--history")
+        .arg(dir.path().join("history.txt"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "Where are the zebras?\nAnd the lions?\n/model\n/cost"
+    )
+    .unwrap();
+    drop(stdin);
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let out = crate::util::stdout(&output);
+    assert!(
+        output.status.success(),
+        "{out}{}",
+        crate::util::stderr(&output)
+    );
+    assert!(out.contains(&format!("server {}", s.url)), "{out}");
+    assert!(
+        out.contains("First answer.") && out.contains("Second answer."),
+        "{out}"
+    );
+    assert!(out.contains("model: the server's answer model"), "{out}");
+    assert!(
+        out.contains("2 answers · tokens 10 in + 6 out = 16"),
+        "{out}"
+    );
+    // The second question reached the model with the first exchange before it.
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 2);
+    let contents: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        contents,
+        ["Where are the zebras?", "First answer.", "And the lions?"]
+    );
+}
