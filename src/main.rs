@@ -6,6 +6,10 @@ use clap::Parser;
 use crowdvision_agent::config::ConfigError;
 use std::process::ExitCode;
 
+// glibc's allocator fragments and contends under many concurrent answers (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = cli::Cli::parse();

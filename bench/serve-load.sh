@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# /ask under load: `serve` against the limit (a bare axum handler making the same single provider
+# call) and the peer (FastAPI + uvicorn + httpx), all three over the same zero-latency scripted
+# provider, with wrk at 1, 16 and 256 concurrent connections; then serve's resident memory idle
+# and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
+# usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${DURATION:-10s}
+runs=${RUNS:-3}
+clients=${CLIENTS:-1 16 256}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  kill "${pids[@]}" 2>/dev/null || true
+  sleep 1
+  kill -9 "${pids[@]}" 2>/dev/null || true # uvicorn waits for the connections wrk gave up on
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+command -v wrk >/dev/null || { apt-get install -y -qq wrk >/dev/null 2>&1 || sudo apt-get install -y -qq wrk >/dev/null 2>&1; }
+venv=target/bench-venv
+if [ ! -x "$venv/bin/uvicorn" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r bench/peer/requirements.txt
+fi
+
+cargo build --release --quiet
+helper=$(cargo bench --bench serve_load --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
+        print(m["executable"])')
+bin=target/release/crowdvision-agent
+
+# start NAME COMMAND...: runs it in the background; its first output line is its URL, in $url.
+start() {
+  local name=$1; shift
+  "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$work/$name.out" ] && break; sleep 0.1; done
+  url=$(head -n1 "$work/$name.out")
+}
+wait_ready() { for _ in $(seq 100); do curl -fs "$1" >/dev/null 2>&1 && return; sleep 0.1; done; echo "$1 never answered" >&2; exit 1; }
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+
+start provider "$helper" provider; provider=$url
+
+serve_port=$(port)
+DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
+DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
+  ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 \
+  BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/serve.out" 2> "$work/serve.err" &
+serve_pid=$!; pids+=($serve_pid)
+serve="http://127.0.0.1:$serve_port"
+wait_ready "$serve/healthz"
+# The limit sends exactly the request serve sends (system prompt, tool definitions, settings).
+curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$serve/ask" >/dev/null
+curl -fs "$provider/last-request" > "$work/request.json"
+start bare "$helper" bare "$provider" "$work/request.json"; bare=$url
+
+peer_port=$(port)
+PROVIDER_URL=$provider "$venv/bin/uvicorn" --app-dir bench/peer fastapi_ask:app --host 127.0.0.1 \
+  --port "$peer_port" --log-level warning --no-access-log > "$work/peer.out" 2>&1 &
+pids+=($!)
+peer="http://127.0.0.1:$peer_port"
+for _ in $(seq 100); do curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"hi"}' "$peer/ask" >/dev/null 2>&1 && break; sleep 0.1; done
+
+peer_pid=${pids[-1]}
+bare_pid=${pids[-2]}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+idle_rss=$(rss_mb "$serve_pid")
+echo "Each row: the median of $runs runs of $duration by requests/s; server CPU is the target process's own."
+echo
+echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for c in $clients; do
+  for target in "serve $serve $serve_pid" "bare-axum $bare $bare_pid" "fastapi $peer $peer_pid"; do
+    set -- $target
+    for run in $(seq "$runs"); do
+      curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"warm up"}' "$2/ask" >/dev/null
+      before=$(cpu_ticks "$3")
+      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s bench/peer/ask.lua "$2/ask" > "$work/wrk.$run.txt"
+      echo $(( $(cpu_ticks "$3") - before )) > "$work/cpu.$run.txt"
+      sleep 2 # let a server finish what the clients gave up on before the next run
+    done
+    python3 - "$1" "$c" "$work" "$runs" "$(getconf CLK_TCK)" <<'PY'
+import re, sys
+name, clients, work, runs, hz = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+rows = []
+for run in range(1, runs + 1):
+    text = open(f"{work}/wrk.{run}.txt").read()
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    total = int(re.search(r"(\d+) requests in", text).group(1))
+    ticks = int(open(f"{work}/cpu.{run}.txt").read())
+    rows.append((rate, text, ticks / hz / max(total, 1)))
+rate, text, cpu = sorted(rows, key=lambda r: r[0])[len(rows) // 2]
+def pct(p):
+    m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+    return f"{float(m.group(1)):g} {m.group(2).replace('us', 'µs')}"
+errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", text))
+errors += sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
+print(f"| {name} | {clients} | {rate:,.0f} | {pct(50)} | {pct(99)} | {errors} | {cpu * 1e6:.0f} µs |")
+PY
+  done
+done
+
+after_load_rss=$(rss_mb "$serve_pid")
+streams_in=$work/streams.in
+mkfifo "$streams_in"
+"$helper" streams "$serve" 256 < "$streams_in" > "$work/streams.out" &
+streams_pid=$!; pids+=($streams_pid)
+exec 3> "$streams_in"
+for _ in $(seq 300); do grep -q "open 256" "$work/streams.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "open 256" "$work/streams.out" || { echo "the 256 streams did not open" >&2; cat "$work/serve.err" >&2; exit 1; }
+streams_rss=$(rss_mb "$serve_pid")
+exec 3>&-
+echo
+echo "serve resident memory: idle ${idle_rss} MB, after the load runs ${after_load_rss} MB, with 256 open SSE streams ${streams_rss} MB"

@@ -1,0 +1,194 @@
+//! The processes of the `/ask` load benchmark (`bench/serve-load.sh` runs them; see
+//! BENCHMARKS.md). One binary, one role per run:
+//!
+//! - `provider`: an OpenAI-compatible chat-completions server that answers at once with a fixed
+//!   text. It reads no more of a request than whether it streams, so that its own cost does not
+//!   grow with the request's size. A streamed request whose question says `please hold` gets one
+//!   token and then nothing for ten minutes, so that a client's stream stays open (for the
+//!   memory figure). `GET /last-request` returns the last request body it received.
+//! - `bare PROVIDER_URL REQUEST_FILE`: the limit to compare `serve` with, a bare axum
+//!   `POST /ask` that makes the same single provider call (the request `serve` sent, captured
+//!   from the provider, with the question put in its last message) with the same HTTP client
+//!   and returns the answer's text.
+//! - `streams URL N`: opens N streamed `/ask` requests, waits until each has received a token,
+//!   prints `open N`, and holds them until its standard input closes.
+//!
+//! Servers print their base URL on the first line of standard output. The bench uses the
+//! allocator `serve` uses, so that the limit differs from `serve` only by the agent.
+
+use axum::body::{Body, Bytes};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const ANSWER: &str = "The lobby of building A is open from 7 to 19.";
+const HOLD_FOR: Duration = Duration::from_secs(600);
+const HOLD_PHRASE: &str = "please hold";
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["provider"] => serve(provider_router()).await,
+        ["bare", provider, request] => serve(bare_router(provider, request)).await,
+        ["streams", url, count] => open_streams(url, count.parse().expect("N is a number")).await,
+        // `cargo bench` runs every bench target with `--bench`: nothing to measure alone.
+        _ => eprintln!("serve_load is driven by bench/serve-load.sh"),
+    }
+}
+
+async fn serve(app: Router) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    println!("http://{}", listener.local_addr().unwrap());
+    axum::serve(listener, app).await.unwrap();
+}
+
+/// The part of a chat-completions request the provider reads.
+#[derive(serde::Deserialize)]
+struct Probe {
+    #[serde(default)]
+    stream: bool,
+}
+
+fn provider_router() -> Router {
+    let last = Arc::new(Mutex::new(Bytes::new()));
+    let remember = last.clone();
+    Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(move |body: Bytes| {
+                *remember.lock().unwrap() = body.clone();
+                completion(body)
+            }),
+        )
+        .route(
+            "/last-request",
+            get(move || async move { last.lock().unwrap().clone() }),
+        )
+}
+
+async fn completion(body: Bytes) -> Response {
+    let probe: Probe = serde_json::from_slice(&body).unwrap();
+    let usage = json!({"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52});
+    if !probe.stream {
+        return Json(json!({
+            "id": "bench", "object": "chat.completion", "model": "bench/model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": ANSWER}}],
+            "usage": usage,
+        }))
+        .into_response();
+    }
+    let hold = body.windows(HOLD_PHRASE.len()).any(|w| w == HOLD_PHRASE.as_bytes());
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "bench", "object": "chat.completion.chunk", "model": "bench/model",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let first = chunk(json!({"role": "assistant", "content": "Holding "}), Value::Null);
+    let rest = format!(
+        "{}{}data: [DONE]\n\n",
+        chunk(json!({"content": "on."}), json!("stop")),
+        format_args!(
+            "data: {}\n\n",
+            json!({"id": "bench", "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        )
+    );
+    let events = futures::stream::unfold(0, move |step| {
+        let (first, rest) = (first.clone(), rest.clone());
+        async move {
+            match step {
+                0 => Some((Ok::<_, std::io::Error>(first), 1)),
+                1 => {
+                    if hold {
+                        tokio::time::sleep(HOLD_FOR).await;
+                    }
+                    Some((Ok(rest), 2))
+                }
+                _ => None,
+            }
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(events))
+        .unwrap()
+}
+
+fn bare_router(provider: &str, request_file: &str) -> Router {
+    let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
+    let http = crowdvision_agent::http::client_builder().build().unwrap();
+    let (before, after) = request_around_question(request_file);
+    Router::new().route(
+        "/ask",
+        post(move |Json(request): Json<Value>| async move {
+            let question = serde_json::to_string(&request["question"]).unwrap();
+            let call = [before.as_str(), &question, after.as_str()].concat();
+            let reply: Value = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(call)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
+        }),
+    )
+}
+
+/// The captured request as the text before and after its question (the last message's
+/// content), so that the limit builds each call by concatenation, the cheapest way there is.
+fn request_around_question(request_file: &str) -> (String, String) {
+    const MARK: &str = "QUESTION-GOES-HERE";
+    let mut request: Value =
+        serde_json::from_str(&std::fs::read_to_string(request_file).unwrap()).unwrap();
+    let last = request["messages"].as_array_mut().and_then(|m| m.last_mut());
+    last.expect("the captured request has messages")["content"] = json!(MARK);
+    let text = request.to_string();
+    let (before, after) = text.split_once(&format!("\"{MARK}\"")).unwrap();
+    (before.to_string(), after.to_string())
+}
+
+async fn open_streams(url: &str, count: usize) {
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let body = json!({"question": HOLD_PHRASE, "stream": true}).to_string();
+    let request = format!(
+        "POST /ask HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut opened = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        socket.write_all(request.as_bytes()).await.unwrap();
+        opened.push(socket);
+    }
+    for socket in &mut opened {
+        wait_for_token(socket).await;
+    }
+    println!("open {count}");
+    // Blocking is fine here: the streams are open and nothing else runs in this process.
+    let _ = std::io::stdin().read_line(&mut String::new());
+}
+
+async fn wait_for_token(socket: &mut tokio::net::TcpStream) {
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("event: token") {
+        let read = socket.read(&mut buffer).await.unwrap();
+        assert!(read > 0, "a stream closed before its first token: {seen:?}");
+        seen.extend_from_slice(&buffer[..read]);
+    }
+}
