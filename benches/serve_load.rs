@@ -86,7 +86,9 @@ async fn completion(body: Bytes) -> Response {
         }))
         .into_response();
     }
-    let hold = body.windows(HOLD_PHRASE.len()).any(|w| w == HOLD_PHRASE.as_bytes());
+    let hold = body
+        .windows(HOLD_PHRASE.len())
+        .any(|w| w == HOLD_PHRASE.as_bytes());
     let chunk = |delta: Value, finish: Value| {
         format!(
             "data: {}\n\n",
@@ -94,7 +96,10 @@ async fn completion(body: Bytes) -> Response {
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
         )
     };
-    let first = chunk(json!({"role": "assistant", "content": "Holding "}), Value::Null);
+    let first = chunk(
+        json!({"role": "assistant", "content": "Holding "}),
+        Value::Null,
+    );
     let rest = format!(
         "{}{}data: [DONE]\n\n",
         chunk(json!({"content": "on."}), json!("stop")),
@@ -154,7 +159,9 @@ fn request_around_question(request_file: &str) -> (String, String) {
     const MARK: &str = "QUESTION-GOES-HERE";
     let mut request: Value =
         serde_json::from_str(&std::fs::read_to_string(request_file).unwrap()).unwrap();
-    let last = request["messages"].as_array_mut().and_then(|m| m.last_mut());
+    let last = request["messages"]
+        .as_array_mut()
+        .and_then(|m| m.last_mut());
     last.expect("the captured request has messages")["content"] = json!(MARK);
     let text = request.to_string();
     let (before, after) = text.split_once(&format!("\"{MARK}\"")).unwrap();

@@ -222,7 +222,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__chat)
-            opts="-h -V --model --top-k --history --config --claims --token --help --version"
+            opts="-h -V --model --top-k --history --server --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -237,6 +237,10 @@ _crowdvision__agent() {
                     return 0
                     ;;
                 --history)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -83,6 +83,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask"
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l model -d 'Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l history -d 'Where typed lines are kept between sessions (default: in the user\'s data directory)' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l server -d 'Chat with a running `serve` at this URL (e.g. http://localhost:3000 or …/agent) instead of answering in this process. The conversation is kept here and sent with each question' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chat" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r

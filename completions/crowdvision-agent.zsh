@@ -103,6 +103,7 @@ _arguments "${_arguments_options[@]}" : \
 '--model=[Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)]:MODEL:_default' \
 '--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
 '--history=[Where typed lines are kept between sessions (default\: in the user'\''s data directory)]:FILE:_files' \
+'--server=[Chat with a running \`serve\` at this URL (e.g. http\://localhost\:3000 or …/agent) instead of answering in this process. The conversation is kept here and sent with each question]:URL:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \

@@ -20,6 +20,9 @@ pub struct Citation {
     pub chunk_id: String,
     pub source: String,
     pub section: String,
+    /// Linked to its sentence by the library (the model wrote no marker), not by the model.
+    #[serde(default)]
+    pub attributed: bool,
 }
 
 /// Where a returned chunk came from.
@@ -53,6 +56,7 @@ pub fn check(answer: &str, returned: &HashMap<String, ChunkOrigin>) -> CheckedAn
                         chunk_id: id.to_string(),
                         source: origin.source.clone(),
                         section: origin.section.clone(),
+                        attributed: false,
                     });
                 }
             }

@@ -399,7 +399,7 @@ impl Config {
             base_url: r.http_url("LLM_BASE_URL", "https://openrouter.ai/api/v1")?,
             answer_model: r.string("ANSWER_MODEL", "openai/gpt-4o-mini"),
             judge_model: r.optional("JUDGE_MODEL"),
-            max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 2048, 1, 1_000_000)?,
+            max_output_tokens: r.number("MAX_OUTPUT_TOKENS", 600, 1, 1_000_000)?,
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
             max_tool_calls_per_turn: r.number("MAX_TOOL_CALLS_PER_TURN", 8, 1, 64)?,

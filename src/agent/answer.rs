@@ -1,15 +1,21 @@
 //! The runner: `Agent::answer` drives the bounded tool-calling loop of [`super::run`] with a
 //! [`ChatModel`] and a [`ToolRegistry`], and assembles the response object.
 //!
-//! system prompt + prior turns + question → model (with the tool schemas) → tool calls run
-//! concurrently, results appended in the order requested → model again … until a final answer
-//! or `MAX_TOOL_HOPS`. Then citations are checked against the passages `search_docs` returned
-//! during this answer, and usage and cost are summed over every model call.
+//! The question is routed first ([`super::routing`]): a greeting is answered by the library; a
+//! live-data question's first model call offers only the live tools and requires one; any other
+//! question is searched with `search_docs` *before* the first model call (as the caller, through
+//! the registry like any tool call) and the passages go into the request, headed by their
+//! markers. Then: model → tool calls run concurrently, results appended in the order requested
+//! → model again … until a final answer or `MAX_TOOL_HOPS`. A refusal or "no answer" written
+//! after live tools returned data is asked once more from those results. Citations are checked
+//! against the passages returned during this answer; when the answer cites none, they are
+//! attributed in code ([`super::grounding`]). Usage and cost are summed over every model call.
 
-use super::decision::{Decision, IDK_MARKER, REFUSAL_PREFIX};
-use super::llm::{ChatModel, ChatRequest, LlmError, Message, TokenSink, ToolCall};
+use super::decision::{CodeGate, Decision, NO_ANSWER_CODE, OUT_OF_SCOPE_CODE};
+use super::llm::{ChatModel, ChatRequest, LlmError, Message, TokenSink, ToolCall, ToolChoice};
 use super::model_choice::{ModelChoice, ModelChoiceError};
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
+use super::routing::{route, Route};
 use super::run::{LoopState, Step};
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
@@ -30,12 +36,16 @@ const SEARCH_DOCS: &str = "search_docs";
 /// Prior turns kept from a conversation; older ones are dropped first.
 pub const MAX_HISTORY_MESSAGES: usize = 40;
 
-/// The system prompt, with the library's marker and refusal wording filled in.
+/// The system prompt, with the codes the library turns into its own sentences filled in.
 pub fn system_prompt() -> String {
     include_str!("../../prompts/system.md")
-        .replace("{IDK_MARKER}", IDK_MARKER)
-        .replace("{REFUSAL_PREFIX}", REFUSAL_PREFIX)
+        .replace("{NO_ANSWER_CODE}", NO_ANSWER_CODE)
+        .replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE)
 }
+
+/// Asked once when a model refuses or finds nothing although live tools returned data.
+const REASK_FROM_RESULTS: &str = "The tool results above hold data for this question. Answer \
+     the question from them, briefly, with their numbers and names.";
 
 /// A question and what the request asks of it.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -115,6 +125,8 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     /// Generated once: every request sends the same schemas.
     schemas: Vec<ToolSchema>,
+    /// The schemas without `search_docs`: the first hop of a live-data question.
+    live_schemas: Vec<ToolSchema>,
     settings: AgentSettings,
     model_choice: ModelChoice,
     authz: Arc<Authorizer>,
@@ -131,8 +143,15 @@ impl Agent {
         authz: Arc<Authorizer>,
         prices: PriceTable,
     ) -> Agent {
+        let schemas = tools.schemas();
+        let live_schemas = schemas
+            .iter()
+            .filter(|s| s.name != SEARCH_DOCS)
+            .cloned()
+            .collect();
         Agent {
-            schemas: tools.schemas(),
+            schemas,
+            live_schemas,
             model,
             tools,
             settings,
@@ -201,20 +220,47 @@ impl Agent {
         let token_sink = streamed.as_ref().map(|s| move |text: &str| s.push(text));
         let tokens: Option<&TokenSink<'_>> = token_sink.as_ref().map(|s| s as &TokenSink<'_>);
 
-        let mut messages = self.opening_messages(question);
-        let mut state = LoopState::new(self.settings.max_tool_hops);
+        let route = route(&crate::text::strip_invisible(&question.text));
+        if let Route::Greeting(kind) = route {
+            let reply = kind.reply().to_string();
+            if let Some(streamed) = &streamed {
+                streamed.send(reply.clone());
+            }
+            return Ok(self.response(reply, Decision::Answered, &model, Progress::default()));
+        }
         let mut progress = Progress::default();
+        let passages = match route {
+            Route::Documentation if self.tools.has(SEARCH_DOCS) => {
+                self.search_first(question, context, events, &mut progress)
+                    .await
+            }
+            _ => None,
+        };
+        if let Some(streamed) = &streamed {
+            streamed.allow(progress.returned_chunks.keys());
+        }
+        let mut messages = self.opening_messages(question, passages.as_deref());
+        let mut state = LoopState::new(self.settings.max_tool_hops);
+        let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
+        let mut reasked = false;
         loop {
+            let (tools, tool_choice) = if live_first {
+                (&self.live_schemas, ToolChoice::Required)
+            } else {
+                (&self.schemas, ToolChoice::Auto)
+            };
+            live_first = false;
             let turn = self
                 .model
                 .chat(
                     ChatRequest {
                         model: &model,
                         messages: &messages,
-                        tools: &self.schemas,
+                        tools,
                         temperature: self.settings.temperature,
                         max_output_tokens: self.settings.max_output_tokens,
                         response_schema: None,
+                        tool_choice,
                     },
                     tokens,
                 )
@@ -227,6 +273,7 @@ impl Agent {
             if !turn.model.is_empty() {
                 progress.served_model = Some(turn.model.clone());
             }
+            let written = turn.message.content.clone().unwrap_or_default();
             match state.next(&turn) {
                 Step::CallTools(calls) => {
                     let outcomes = self.run_tools(&calls, context, events).await;
@@ -239,14 +286,56 @@ impl Agent {
                         streamed.allow(progress.returned_chunks.keys());
                     }
                 }
+                Step::Done { decision, .. }
+                    if matches!(decision, Decision::Idk | Decision::Declined)
+                        && !reasked
+                        && progress.live_data_returned =>
+                {
+                    reasked = true;
+                    messages.push(turn.message);
+                    messages.push(Message::user(REASK_FROM_RESULTS));
+                }
                 Step::Done { answer, decision } => {
+                    if let Some(streamed) = &streamed {
+                        if answer != written {
+                            // The library's sentence, in place of what the model wrote.
+                            streamed.send(answer.clone());
+                        }
+                    }
                     return Ok(self.response(answer, decision, &model, progress));
                 }
             }
         }
     }
 
-    fn opening_messages(&self, question: &Question) -> Vec<Message> {
+    /// Searches the documentation for the question as the caller, before any model call, and
+    /// returns the passages as text for the request.
+    async fn search_first(
+        &self,
+        question: &Question,
+        context: ToolContext<'_>,
+        events: Option<&UnboundedSender<AgentEvent>>,
+        progress: &mut Progress,
+    ) -> Option<String> {
+        let call = ToolCall {
+            id: "search-first".to_string(),
+            name: SEARCH_DOCS.to_string(),
+            arguments: serde_json::json!({ "query": question.text }).to_string(),
+        };
+        let outcome = self
+            .run_tools(std::slice::from_ref(&call), context, events)
+            .await
+            .pop()?;
+        if !outcome.ok {
+            // Unavailable search: the model may still try `search_docs` itself.
+            return None;
+        }
+        let text = passages_text(&outcome.content);
+        progress.record(&call, outcome);
+        text
+    }
+
+    fn opening_messages(&self, question: &Question, passages: Option<&str>) -> Vec<Message> {
         let skip = question.history.len().saturating_sub(MAX_HISTORY_MESSAGES);
         let mut messages = Vec::with_capacity(question.history.len() - skip + 2);
         messages.push(Message::system(self.system_prompt.as_str()));
@@ -256,7 +345,11 @@ impl Agent {
                 HistoryRole::Assistant => Message::assistant(earlier.content.as_str()),
             });
         }
-        messages.push(Message::user(crate::text::strip_invisible(&question.text)));
+        let text = crate::text::strip_invisible(&question.text);
+        messages.push(Message::user(match passages {
+            Some(passages) => format!("{passages}\n\nQuestion: {text}"),
+            None => text.into_owned(),
+        }));
         messages
     }
 
@@ -308,7 +401,17 @@ impl Agent {
         progress: Progress,
     ) -> AskResponse {
         let answer = super::links::neutralise(&answer, &self.settings.link_allowed_hosts);
-        let checked = citations::check(&answer, &progress.returned_chunks);
+        let mut checked = citations::check(&answer, &progress.returned_chunks);
+        if checked.citations.is_empty() && decision == Decision::Answered {
+            if let Some(marked) = super::grounding::attribute(&checked.answer, &progress.passages) {
+                let hallucinated = std::mem::take(&mut checked.hallucinated);
+                checked = citations::check(&marked, &progress.returned_chunks);
+                checked.hallucinated = hallucinated;
+                for citation in &mut checked.citations {
+                    citation.attributed = true;
+                }
+            }
+        }
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;
         cost.estimated_usd = self.prices.estimate_served(&model, &progress.usage);
@@ -332,7 +435,14 @@ impl Agent {
 /// chunks returned so far: no invented marker is ever sent, not even in part.
 struct StreamedTokens<'a> {
     sender: &'a UnboundedSender<AgentEvent>,
-    state: std::sync::Mutex<(citations::StreamFilter, std::collections::HashSet<String>)>,
+    state: std::sync::Mutex<StreamState>,
+}
+
+#[derive(Default)]
+struct StreamState {
+    codes: CodeGate,
+    markers: citations::StreamFilter,
+    known: std::collections::HashSet<String>,
 }
 
 impl<'a> StreamedTokens<'a> {
@@ -346,29 +456,41 @@ impl<'a> StreamedTokens<'a> {
     fn push(&self, delta: &str) {
         let shown = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let (filter, known) = &mut *state;
-            filter.push(delta, |id| known.contains(id))
+            let StreamState {
+                codes,
+                markers,
+                known,
+            } = &mut *state;
+            let passed = codes.push(delta);
+            markers.push(&passed, |id| known.contains(id))
         };
         self.send(shown);
     }
 
-    /// A model turn ended: what is held back was not a marker.
+    /// A model turn ended: what is held back was neither a code nor a marker.
     fn end_of_turn(&self) {
-        let rest = self
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .0
-            .finish();
+        let rest = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let StreamState {
+                codes,
+                markers,
+                known,
+            } = &mut *state;
+            let held = codes.finish();
+            let mut rest = markers.push(&held, |id| known.contains(id));
+            rest.push_str(&markers.finish());
+            rest
+        };
         self.send(rest);
     }
 
     /// Chunks a marker may now name.
     fn allow<'i>(&self, ids: impl Iterator<Item = &'i String>) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.1.extend(ids.cloned());
+        state.known.extend(ids.cloned());
     }
 
+    /// Sends text as it is (the library's own sentences).
     fn send(&self, text: String) {
         if !text.is_empty() {
             // A receiver that has gone away (a client that hung up) only loses the deltas.
@@ -392,6 +514,10 @@ struct Progress {
     trace: Vec<TraceEntry>,
     /// Every passage `search_docs` returned during this answer: what a citation may point at.
     returned_chunks: HashMap<String, ChunkOrigin>,
+    /// The same passages as (chunk id, text), in the order returned, for attribution.
+    passages: Vec<(String, String)>,
+    /// A live-data tool returned data (not an error) during this answer.
+    live_data_returned: bool,
     /// The model the provider says answered (the last one that said).
     served_model: Option<String>,
 }
@@ -401,6 +527,9 @@ impl Progress {
         if outcome.ok && outcome.tool == SEARCH_DOCS {
             self.returned_chunks
                 .extend(returned_passages(&outcome.content));
+            self.passages.extend(passage_texts(&outcome.content));
+        } else if outcome.ok {
+            self.live_data_returned = true;
         }
         self.trace.push(TraceEntry {
             tool: outcome.tool,
@@ -436,16 +565,57 @@ fn returned_passages(content: &serde_json::Value) -> Vec<(String, ChunkOrigin)> 
         .collect()
 }
 
+/// (chunk id, text) of each passage of a `search_docs` result.
+fn passage_texts(content: &serde_json::Value) -> Vec<(String, String)> {
+    let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
+        return Vec::new();
+    };
+    results
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.get("chunk_id")?.as_str()?.to_string(),
+                p.get("text")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The passages of a `search_docs` result as plain text for the request, each headed by its
+/// marker, page and section.
+fn passages_text(content: &serde_json::Value) -> Option<String> {
+    let results = content.get("results")?.as_array()?;
+    if results.is_empty() {
+        return Some("No documentation passage was found for this question.".to_string());
+    }
+    let mut text = String::from(
+        "Documentation passages found for this question. After a sentence that uses one, \
+         write its marker.\n",
+    );
+    for passage in results {
+        let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+        text.push_str(&format!(
+            "\n[^{}] ({} › {})\n{}\n",
+            field("chunk_id"),
+            field("source"),
+            field("section"),
+            field("text").trim()
+        ));
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_system_prompt_names_the_marker_and_the_refusal() {
+    fn the_system_prompt_asks_for_codes_never_for_the_library_sentences() {
         let prompt = system_prompt();
-        assert!(prompt.contains(IDK_MARKER));
-        assert!(prompt.contains(REFUSAL_PREFIX));
-        assert!(!prompt.contains("{IDK_MARKER}") && !prompt.contains("{REFUSAL_PREFIX}"));
+        assert!(prompt.contains(NO_ANSWER_CODE) && prompt.contains(OUT_OF_SCOPE_CODE));
+        assert!(!prompt.contains(super::super::decision::IDK_MARKER));
+        assert!(!prompt.contains(super::super::decision::REFUSAL_PREFIX));
+        assert!(!prompt.contains('{'));
         assert!(prompt.contains("[^chunk_id]"));
     }
 

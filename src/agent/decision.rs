@@ -1,8 +1,14 @@
 //! How a turn ended, decided from the model's final text and whether tools ran. Pure.
 //!
-//! - The exact IDK marker anywhere in the answer → `idk` (the system prompt tells the model to
-//!   answer with it alone when tools come up empty).
-//! - An answer that opens with the scoped refusal, after no tool call → `declined`.
+//! The model is never asked to write the IDK sentence or the refusal: it answers with a short
+//! code ([`NO_ANSWER_CODE`], [`OUT_OF_SCOPE_CODE`]) and the library writes the sentence. Small
+//! models copy a sentence the prompt spells out into answers it does not belong to; a code is
+//! not a sentence they are tempted to reuse, and the wording stays the library's.
+//!
+//! - [`NO_ANSWER_CODE`], or the IDK sentence itself (capable models sometimes write it) → `idk`.
+//! - [`OUT_OF_SCOPE_CODE`] or an answer opening with the refusal, after no tool call →
+//!   `declined`; the same after a tool call → `idk` (a model that looked data up and then
+//!   refused has failed to answer, it has not declined an off-topic request).
 //! - The loop running out of hops → `tool_loop_exhausted` (decided by the loop, not the text).
 //! - Anything else → `answered` (greetings included).
 
@@ -13,6 +19,16 @@ pub const IDK_MARKER: &str = "I don't know based on the available CrowdVision in
 
 /// How every scoped refusal begins.
 pub const REFUSAL_PREFIX: &str = "I can only help with CrowdVision";
+
+/// The refusal the library writes for an off-topic request.
+pub const REFUSAL: &str = "I can only help with CrowdVision: buildings, rooms, occupancy, \
+     sensors and how the platform works.";
+
+/// What the model writes when the passages and tool results do not answer the question.
+pub const NO_ANSWER_CODE: &str = "NO_ANSWER";
+
+/// What the model writes when a request is not about CrowdVision.
+pub const OUT_OF_SCOPE_CODE: &str = "OUT_OF_SCOPE";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -39,12 +55,78 @@ impl Decision {
 /// up and then refused has not declined an off-topic request, it has failed to answer.
 pub fn classify(answer: &str, tools_called: bool) -> Decision {
     let text = normalise(answer);
-    if text.contains(IDK_MARKER) {
+    let refused = text.contains(OUT_OF_SCOPE_CODE) || text.starts_with(REFUSAL_PREFIX);
+    if text.contains(NO_ANSWER_CODE) || text.contains(IDK_MARKER) {
         Decision::Idk
-    } else if !tools_called && text.starts_with(REFUSAL_PREFIX) {
+    } else if refused && tools_called {
+        Decision::Idk
+    } else if refused {
         Decision::Declined
     } else {
         Decision::Answered
+    }
+}
+
+/// The sentence the library writes in place of a code the model answered with.
+pub fn library_text(answer: &str) -> Option<&'static str> {
+    if answer.contains(NO_ANSWER_CODE) {
+        Some(IDK_MARKER)
+    } else if answer.contains(OUT_OF_SCOPE_CODE) {
+        Some(REFUSAL)
+    } else {
+        None
+    }
+}
+
+/// Holds back the start of a streamed turn while it may still be a code, so that a client sees
+/// the library's sentence and never the code. Text that turns out not to be one is passed on.
+#[derive(Debug, Default)]
+pub struct CodeGate {
+    opening: String,
+    state: GateState,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum GateState {
+    #[default]
+    Checking,
+    Open,
+    Swallowing,
+}
+
+impl CodeGate {
+    /// The part of `delta` that may be shown now.
+    pub fn push(&mut self, delta: &str) -> String {
+        match self.state {
+            GateState::Open => delta.to_string(),
+            GateState::Swallowing => String::new(),
+            GateState::Checking => {
+                self.opening.push_str(delta);
+                let start = self
+                    .opening
+                    .trim_start_matches(|c: char| c.is_whitespace() || "`*\"'".contains(c));
+                let codes = [NO_ANSWER_CODE, OUT_OF_SCOPE_CODE];
+                if codes.iter().any(|code| start.starts_with(code)) {
+                    self.state = GateState::Swallowing;
+                    String::new()
+                } else if codes.iter().any(|code| code.starts_with(start)) {
+                    String::new()
+                } else {
+                    self.state = GateState::Open;
+                    std::mem::take(&mut self.opening)
+                }
+            }
+        }
+    }
+
+    /// The turn ended: what was held back and is not a code; ready for the next turn.
+    pub fn finish(&mut self) -> String {
+        let rest = match self.state {
+            GateState::Checking => std::mem::take(&mut self.opening),
+            _ => String::new(),
+        };
+        *self = CodeGate::default();
+        rest
     }
 }
 
@@ -95,10 +177,43 @@ mod tests {
         assert_eq!(classify(refusal, false), Decision::Declined);
         assert_eq!(
             classify(refusal, true),
-            Decision::Answered,
-            "after tools it is not a scope refusal"
+            Decision::Idk,
+            "after tools it is not a scope refusal, and not an answer"
         );
         assert_eq!(classify(&format!("> {refusal}"), false), Decision::Declined);
+    }
+
+    #[test]
+    fn codes_decide_and_the_library_writes_the_sentence() {
+        assert_eq!(classify("NO_ANSWER", true), Decision::Idk);
+        assert_eq!(classify("`NO_ANSWER`", false), Decision::Idk);
+        assert_eq!(classify("OUT_OF_SCOPE", false), Decision::Declined);
+        assert_eq!(classify("OUT_OF_SCOPE", true), Decision::Idk);
+        assert_eq!(library_text(" NO_ANSWER\n"), Some(IDK_MARKER));
+        assert_eq!(library_text("OUT_OF_SCOPE."), Some(REFUSAL));
+        assert!(REFUSAL.starts_with(REFUSAL_PREFIX));
+        assert_eq!(library_text("Room 2.14 reads 612 ppm."), None);
+    }
+
+    #[test]
+    fn the_gate_never_shows_a_code_and_passes_everything_else() {
+        let mut gate = CodeGate::default();
+        let shown: String = ["NO_", "ANS", "WER", " sorry"]
+            .iter()
+            .map(|d| gate.push(d))
+            .collect();
+        assert_eq!(shown + &gate.finish(), "");
+        let shown: String = ["N", "ote: 5 ", "ppm"]
+            .iter()
+            .map(|d| gate.push(d))
+            .collect();
+        assert_eq!(shown + &gate.finish(), "Note: 5 ppm");
+        assert_eq!(gate.push("OUT_OF"), "");
+        assert_eq!(
+            gate.finish(),
+            "OUT_OF",
+            "a turn that ends early was not a code"
+        );
     }
 
     #[test]

@@ -97,6 +97,17 @@ pub struct ChatRequest<'a> {
     pub max_output_tokens: u32,
     /// Constrains the reply to JSON matching a schema (`response_format: json_schema`).
     pub response_schema: Option<ResponseSchema<'a>>,
+    /// Whether the model must call one of `tools` (`tool_choice: required`).
+    pub tool_choice: ToolChoice,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the provider's default; nothing is sent).
+    #[default]
+    Auto,
+    /// The model must call one of the tools offered.
+    Required,
 }
 
 /// A JSON schema the reply must follow, named as the provider asks.

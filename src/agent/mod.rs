@@ -3,6 +3,8 @@
 //! - [`llm`]: the LLM port (`ChatModel`) and its own message types; [`openai`] its adapter.
 //! - [`tools`]: the tool port, the registry, and the tools.
 //! - [`conversation`]: the turns and totals of a `chat` session.
+//! - [`routing`]: where a question goes first (library greeting, live tools, documentation).
+//! - [`grounding`]: citations attributed in code when the model writes none.
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.
@@ -11,11 +13,13 @@
 pub mod answer;
 pub mod conversation;
 pub mod decision;
+pub mod grounding;
 pub mod links;
 pub mod llm;
 pub mod model_choice;
 pub mod openai;
 pub mod response;
+pub mod routing;
 pub mod run;
 pub mod tools;
 pub mod usage;

@@ -11,6 +11,7 @@
 
 use super::llm::{
     ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, Role, TokenSink, ToolCall,
+    ToolChoice,
 };
 use super::usage::Usage;
 use crate::config::LlmConfig;
@@ -285,6 +286,8 @@ struct WireRequest<'a> {
     stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<WireResponseFormat<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -364,6 +367,8 @@ impl<'a> WireRequest<'a> {
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
+            tool_choice: (request.tool_choice == ToolChoice::Required && !request.tools.is_empty())
+                .then_some("required"),
             response_format: request.response_schema.map(|format| WireResponseFormat {
                 r#type: "json_schema",
                 json_schema: WireJsonSchema {

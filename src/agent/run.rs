@@ -1,7 +1,7 @@
 //! The loop's decisions as a step function: given the latest model turn, what happens next.
 //! Pure; the runner that calls the model and the tools drives it.
 
-use super::decision::{classify, Decision, IDK_MARKER};
+use super::decision::{classify, library_text, Decision, IDK_MARKER};
 use super::llm::{ChatTurn, ToolCall};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +47,13 @@ impl LoopState {
             };
         }
         let decision = classify(&answer, self.hops > 0);
-        Step::Done { answer, decision }
+        match library_text(&answer) {
+            Some(sentence) => Step::Done {
+                answer: sentence.to_string(),
+                decision,
+            },
+            None => Step::Done { answer, decision },
+        }
     }
 }
 
@@ -121,10 +127,17 @@ mod tests {
         assert!(matches!(
             after_tools.next(&turn(Message::assistant(refusal))),
             Step::Done {
-                decision: Decision::Answered,
+                decision: Decision::Idk,
                 ..
             }
         ));
+        assert_eq!(
+            fresh.next(&turn(Message::assistant("NO_ANSWER"))),
+            Step::Done {
+                answer: IDK_MARKER.into(),
+                decision: Decision::Idk
+            }
+        );
         assert!(matches!(
             after_tools.next(&turn(Message::assistant(IDK_MARKER))),
             Step::Done {

@@ -230,6 +230,7 @@ mod tests {
                 chunk_id: "c1".into(),
                 source: "user/sensor-co2.md".into(),
                 section: "CO2".into(),
+                attributed: false,
             }],
             trace: vec![TraceEntry {
                 tool: "get_latest_sensor_data".into(),

@@ -150,6 +150,7 @@ impl Judge {
                     tools: &[],
                     temperature: 0.0,
                     max_output_tokens: self.max_output_tokens,
+                    tool_choice: Default::default(),
                     response_schema: Some(ResponseSchema {
                         name: "verdict",
                         schema,

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use crowdvision_agent::agent::answer::{
     Agent, AgentError, AgentEvent, HistoryMessage, HistoryRole, Question,
 };
-use crowdvision_agent::agent::decision::{Decision, IDK_MARKER, REFUSAL_PREFIX};
+use crowdvision_agent::agent::decision::{Decision, IDK_MARKER, REFUSAL, REFUSAL_PREFIX};
 use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
@@ -221,10 +221,15 @@ async fn chains_tools_over_hops_and_keeps_only_real_citations() {
         response.retrieval.hallucinated_citations,
         vec!["made-up-id".to_string()]
     );
+    // The library searched the question first; then the model's own search and its echo.
     let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
-    assert_eq!(tools, vec!["search_docs", "echo"]);
+    assert_eq!(tools, vec!["search_docs", "search_docs", "echo"]);
     assert!(response.trace.iter().all(|t| t.ok));
-    assert_eq!(response.trace[0].arguments["query"], "CO2 alarm threshold");
+    assert_eq!(
+        response.trace[0].arguments["query"],
+        "What is the CO2 alarm threshold?"
+    );
+    assert_eq!(response.trace[1].arguments["query"], "CO2 alarm threshold");
     assert_eq!(response.usage.prompt_tokens, 450);
     assert_eq!(response.usage.completion_tokens, 52);
     assert_eq!(response.usage.total_tokens, 502);
@@ -248,8 +253,16 @@ async fn chains_tools_over_hops_and_keeps_only_real_citations() {
     assert_eq!(requests[0]["stream"], false);
     let first = messages(&requests[0]);
     assert_eq!(first[0]["role"], "system");
-    assert!(first[0]["content"].as_str().unwrap().contains(IDK_MARKER));
-    assert_eq!(first[1]["content"], "What is the CO2 alarm threshold?");
+    // The prompt asks for a code, never for the library's own sentence.
+    assert!(first[0]["content"].as_str().unwrap().contains("NO_ANSWER"));
+    assert!(!first[0]["content"].as_str().unwrap().contains(IDK_MARKER));
+    // The passages the library found come with the question, headed by their markers.
+    let question = first[1]["content"].as_str().unwrap();
+    assert!(
+        question.contains(&format!("[^{real}] (co2.md")),
+        "{question}"
+    );
+    assert!(question.ends_with("Question: What is the CO2 alarm threshold?"));
     // Hop 2 carries the assistant's call and its result, linked by id, with the real passage.
     let second = messages(&requests[1]);
     assert_eq!(second.len(), 4);
@@ -288,7 +301,8 @@ async fn calls_of_one_turn_run_together_and_results_keep_the_requested_order() {
     let response = ask(&f, "Echo twice").await.unwrap();
     assert!(response.trace.iter().all(|t| t.ok), "{:?}", response.trace);
     let summaries: Vec<&str> = response.trace.iter().map(|t| t.summary.as_str()).collect();
-    assert_eq!(summaries, vec!["echoed first", "echoed second"]);
+    // The first entry is the library's search before the model was asked.
+    assert_eq!(summaries[1..], ["echoed first", "echoed second"]);
     let second = f.provider.requests()[1].clone();
     let results: Vec<(&str, &str)> = messages(&second)[3..]
         .iter()
@@ -328,7 +342,7 @@ async fn tool_failures_go_back_to_the_model_which_recovers() {
     assert_eq!(response.decision, Decision::Answered);
     assert_eq!(response.answer, "Recovered: fine.");
     let oks: Vec<bool> = response.trace.iter().map(|t| t.ok).collect();
-    assert_eq!(oks, vec![false, false, false, false, true]);
+    assert_eq!(oks, vec![true, false, false, false, false, true]);
     let second = f.provider.requests()[1].clone();
     let kinds: Vec<String> = messages(&second)[3..]
         .iter()
@@ -347,7 +361,7 @@ async fn tool_failures_go_back_to_the_model_which_recovers() {
         ]
     );
     // The invalid JSON is kept as text in the trace, never dropped.
-    assert_eq!(response.trace[0].arguments, json!(r#"{"query": "co2"#));
+    assert_eq!(response.trace[1].arguments, json!(r#"{"query": "co2"#));
 }
 
 #[tokio::test]
@@ -361,7 +375,11 @@ async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
     assert_eq!(response.decision, Decision::ToolLoopExhausted);
     assert_eq!(response.answer, IDK_MARKER);
     assert!(response.idk);
-    assert_eq!(response.trace.len(), 3);
+    assert_eq!(
+        response.trace.len(),
+        1 + 3,
+        "the search first, then three hops"
+    );
     assert_eq!(f.provider.requests().len(), 4);
     assert_eq!(response.usage.total_tokens, 48);
 }
@@ -372,7 +390,7 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
     let f = fixture(
         vec![
             answer(&refusal, usage(50, 9)),
-            answer("Hello! Ask me about your buildings.", usage(50, 9)),
+            answer("OUT_OF_SCOPE", usage(50, 2)),
             tool_calls(
                 &[(
                     "c1",
@@ -388,11 +406,21 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
     .await;
     let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
     assert_eq!(declined.decision, Decision::Declined);
-    assert!(declined.trace.is_empty());
+    let tools: Vec<&str> = declined.trace.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(tools, ["search_docs"], "only the library's search ran");
     assert!(!declined.idk);
 
+    // The code is never shown: the library writes its own refusal.
+    let coded = ask(&f, "Write me a limerick").await.unwrap();
+    assert_eq!(coded.decision, Decision::Declined);
+    assert_eq!(coded.answer, REFUSAL);
+
+    // A greeting is the library's: no model call.
+    let before = f.provider.requests().len();
     let greeting = ask(&f, "Hi there").await.unwrap();
     assert_eq!(greeting.decision, Decision::Answered);
+    assert!(greeting.answer.contains("CrowdVision"));
+    assert_eq!(f.provider.requests().len(), before);
 
     let unknown = ask(&f, "Where is the parking garage elevator?")
         .await
@@ -400,7 +428,7 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
     assert_eq!(unknown.decision, Decision::Idk);
     assert!(unknown.idk);
     assert_eq!(unknown.answer, IDK_MARKER);
-    assert_eq!(unknown.trace.len(), 1);
+    assert_eq!(unknown.trace.len(), 2);
 }
 
 #[tokio::test]
@@ -620,10 +648,23 @@ async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
     while let Some(event) = receiver.recv().await {
         events.push(event);
     }
-    assert_eq!(response.answer, "Humidity is reported in percent.");
+    // The model cited nothing: the library attributed the sentence to the humidity page.
+    assert!(
+        response
+            .answer
+            .starts_with("Humidity is reported in percent.[^"),
+        "{}",
+        response.answer
+    );
+    assert!(response.citations[0].attributed);
+    assert_eq!(response.citations[0].source, "humidity.md");
     assert_eq!(response.usage.total_tokens, 81);
     assert_eq!(
         response.trace[0].arguments,
+        json!({"query": "How is humidity reported?"})
+    );
+    assert_eq!(
+        response.trace[1].arguments,
         json!({"query": "humidity sensors"})
     );
     assert!(response.trace.iter().all(|t| t.ok));
@@ -637,9 +678,10 @@ async fn streaming_assembles_split_tool_calls_and_passes_tokens_on() {
     assert_eq!(tokens, vec!["Humidity ", "is reported ", "in percent."]);
     assert!(matches!(&events[0], AgentEvent::ToolCall { tool, .. } if tool == "search_docs"));
     assert!(matches!(
-        &events[2],
+        &events[1],
         AgentEvent::ToolResult { ok: true, .. }
     ));
+    assert!(matches!(&events[2], AgentEvent::ToolCall { tool, .. } if tool == "search_docs"));
     let requests = f.provider.requests();
     assert_eq!(requests[0]["stream"], true);
     assert_eq!(requests[0]["stream_options"]["include_usage"], true);
@@ -677,11 +719,15 @@ async fn top_k_of_the_request_reaches_search_docs_and_history_precedes_the_quest
         ..Question::new("Now this")
     };
     let response = f.agent.answer(&question, &staff(), None).await.unwrap();
+    // top_k reaches the library's search and the model's.
     assert_eq!(response.trace[0].summary, "1 passages from 1 pages");
+    assert_eq!(response.trace[1].summary, "1 passages from 1 pages");
     let first = messages(&f.provider.requests()[0]).clone();
     let roles: Vec<&str> = first.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, vec!["system", "user", "assistant", "user"]);
-    assert_eq!(first[3]["content"], "Now this");
+    let question = first[3]["content"].as_str().unwrap();
+    assert!(question.ends_with("\n\nQuestion: Now this"), "{question}");
+    assert_eq!(question.matches("[^").count(), 1, "one passage: {question}");
     let second = f.provider.requests()[1].clone();
     let result: Value =
         serde_json::from_str(messages(&second)[5]["content"].as_str().unwrap()).unwrap();
@@ -738,7 +784,13 @@ async fn ask_json_prints_the_whole_response_object() {
     ] {
         assert!(body.get(field).is_some(), "{field} missing from {body}");
     }
-    assert_eq!(body["answer"], "The lobby has a zebra display.");
+    // The invented marker is gone; the library attributed the sentence to the lobby page.
+    let shown = body["answer"].as_str().unwrap();
+    assert!(
+        shown.starts_with("The lobby has a zebra display.[^"),
+        "{shown}"
+    );
+    assert_eq!(body["citations"][0]["attributed"], true);
     assert_eq!(body["retrieval"]["hallucinated_citations"], 1);
     assert!(!crate::util::stdout(&output).contains("nope"));
     assert_eq!(body["decision"], "answered");
@@ -878,9 +930,11 @@ async fn chat_remembers_the_conversation_and_ctrl_c_cancels_only_the_answer() {
         out.contains("2 answers · tokens 30 in + 10 out = 40"),
         "{out}"
     );
-    assert!(out.contains("the last answer called no tools"), "{out}");
+    // The last answer's only tool was the library's search before the model.
+    assert!(out.contains("search_docs"), "{out}");
     assert!(out.contains("conversation forgotten"), "{out}");
-    // The third request carries the first exchange, and not the cancelled question.
+    // The third request carries the first exchange (the question as typed, without the
+    // passages it was sent with), and not the cancelled question.
     let third = provider.requests()[2].clone();
     let contents: Vec<&str> = messages(&third)
         .iter()
@@ -888,13 +942,15 @@ async fn chat_remembers_the_conversation_and_ctrl_c_cancels_only_the_answer() {
         .map(|m| m["content"].as_str().unwrap())
         .collect();
     assert_eq!(
-        contents,
-        vec![
-            "Where are the zebras?",
-            "Zebras live in the lobby.",
-            "And now?"
-        ]
+        contents[..2],
+        ["Where are the zebras?", "Zebras live in the lobby."]
     );
+    assert!(
+        contents[2].ends_with("Question: And now?"),
+        "{}",
+        contents[2]
+    );
+    assert_eq!(contents.len(), 3);
     let history = std::fs::read_to_string(&history_file).unwrap();
     assert!(
         history.contains("This one hangs") && history.contains("/cost"),
@@ -929,6 +985,7 @@ async fn refused_connections_are_retried_with_backoff_then_reported() {
             temperature: 0.0,
             max_output_tokens: 10,
             response_schema: None,
+            tool_choice: Default::default(),
         },
         None,
     )
@@ -950,9 +1007,13 @@ async fn invisible_characters_never_reach_the_provider() {
         .chars()
         .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
         .collect();
-    ask(&f, &format!("Hi{hidden}\u{200B} there")).await.unwrap();
+    ask(&f, &format!("Is the lobby{hidden}\u{200B} open"))
+        .await
+        .unwrap();
     let sent = messages(&f.provider.requests()[0]).last().unwrap()["content"].clone();
-    assert_eq!(sent, "Hi there");
+    let sent = sent.as_str().unwrap();
+    assert!(sent.ends_with("Question: Is the lobby open"), "{sent}");
+    assert!(!sent.contains("reveal"));
 }
 
 async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<String>) {
@@ -1015,7 +1076,7 @@ async fn provider_error_bodies_are_summarised_never_echoed() {
         retry_after: None,
     };
     let f = fixture(vec![html], &[("LLM_MAX_RETRIES", "0")]).await;
-    let error = ask(&f, "hi").await.unwrap_err();
+    let error = ask(&f, "Is the service up?").await.unwrap_err();
     assert_eq!(
         error,
         AgentError::Llm(LlmError::Status {
@@ -1032,7 +1093,7 @@ async fn provider_error_bodies_are_summarised_never_echoed() {
         retry_after: None,
     };
     let f = fixture(vec![json_error], &[]).await;
-    let error = ask(&f, "hi").await.unwrap_err().to_string();
+    let error = ask(&f, "Is the service up?").await.unwrap_err().to_string();
     assert_eq!(
         error,
         "the provider answered HTTP 400 (context_length: Too long [31m by far)"
@@ -1049,7 +1110,7 @@ async fn a_retry_after_beyond_the_deadline_fails_at_once_naming_the_wait() {
     };
     let f = fixture(vec![slow_down], &[("LLM_MAX_RETRIES", "3")]).await;
     let started = Instant::now();
-    let error = ask(&f, "hi").await.unwrap_err().to_string();
+    let error = ask(&f, "Is the service up?").await.unwrap_err().to_string();
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
@@ -1078,10 +1139,12 @@ async fn a_turn_runs_at_most_max_tool_calls_per_turn_calls() {
     )
     .await;
     let response = ask(&f, "echo a lot").await.unwrap();
-    assert_eq!(response.trace.len(), 64);
-    assert_eq!(response.trace.iter().filter(|t| t.ok).count(), 8);
-    assert!(response.trace[..8].iter().all(|t| t.ok));
-    assert!(response.trace[8]
+    // After the library's search: the model's 64 calls, of which 8 ran.
+    let calls = &response.trace[1..];
+    assert_eq!(calls.len(), 64);
+    assert_eq!(calls.iter().filter(|t| t.ok).count(), 8);
+    assert!(calls[..8].iter().all(|t| t.ok));
+    assert!(calls[8]
         .summary
         .contains("at most 8 tool calls run per turn"));
     // Every call still gets its result message, so the conversation stays well-formed.
@@ -1107,7 +1170,7 @@ async fn over_long_questions_and_impossible_model_names_never_reach_the_provider
     for name in ["a b", "model\u{7}", &"m".repeat(101), "m;drop", "é"] {
         let question = Question {
             model: Some(name.to_string()),
-            ..Question::new("hi")
+            ..Question::new("Is the service up?")
         };
         let error = f.agent.answer(&question, &admin(), None).await.unwrap_err();
         assert_eq!(
@@ -1129,9 +1192,9 @@ async fn a_call_without_a_tool_name_is_an_unknown_tool_for_the_model() {
         &[],
     )
     .await;
-    let response = ask(&f, "hi").await.unwrap();
+    let response = ask(&f, "Is the service up?").await.unwrap();
     assert_eq!(response.answer, "Sorry, here it is.");
-    assert!(!response.trace[0].ok);
+    assert!(!response.trace[1].ok);
     let result = messages(&f.provider.requests()[1]).last().unwrap().clone();
     assert!(result["content"].as_str().unwrap().contains("unknown_tool"));
 }
@@ -1175,7 +1238,7 @@ async fn an_html_error_page_reaches_neither_the_output_nor_the_logs() {
     provider.then_forever(page);
     let mut command = ask_command(dir.path(), &url, &provider);
     command
-        .args(["ask", "hello", "--json"])
+        .args(["ask", "Is the service up?", "--json"])
         .env("LLM_MAX_RETRIES", "1")
         .env("RUST_LOG", "debug");
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
@@ -1255,4 +1318,172 @@ async fn an_invented_marker_split_across_deltas_is_never_streamed() {
         response.retrieval.hallucinated_citations,
         vec!["zz-invented".to_string()]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guided answering: search first, codes, re-ask, routing, output cap
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_request_carries_only_the_passages_the_caller_may_see() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    crate::util::write(
+        &dir.path().join("staff.json"),
+        r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#,
+    );
+    for (claims, sees_staff_page) in [(None, false), (Some("staff.json"), true)] {
+        let provider = ScriptedProvider::start(vec![answer("Zebras.", usage(5, 1))]).await;
+        let mut command = ask_command(dir.path(), &url, &provider);
+        command.args(["ask", "What about the zebra?"]);
+        if let Some(file) = claims {
+            command.args(["--claims", file]);
+        }
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{}", crate::util::stderr(&output));
+        let requests = provider.requests();
+        assert_eq!(
+            requests.len(),
+            1,
+            "one model call for a documentation question"
+        );
+        let question = messages(&requests[0]).last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(question.contains("The lobby zebra display."), "{question}");
+        assert_eq!(
+            question.contains("zebra key rotation"),
+            sees_staff_page,
+            "{claims:?}: {question}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_no_answer_code_becomes_the_library_sentence_and_never_streams() {
+    let f = fixture(
+        vec![streamed_answer(
+            &["NO_", "ANSWER"],
+            usage(10, 2),
+            Duration::ZERO,
+        )],
+        &[],
+    )
+    .await;
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let response = f
+        .agent
+        .answer(
+            &Question::new("How many elevators are there?"),
+            &staff(),
+            Some(&sender),
+        )
+        .await
+        .unwrap();
+    drop(sender);
+    let mut streamed = String::new();
+    while let Some(event) = receiver.recv().await {
+        if let AgentEvent::Token { text } = event {
+            streamed.push_str(&text);
+        }
+    }
+    assert_eq!(response.decision, Decision::Idk);
+    assert_eq!(response.answer, IDK_MARKER);
+    assert_eq!(streamed, IDK_MARKER);
+    assert!(response.citations.is_empty());
+}
+
+#[tokio::test]
+async fn a_refusal_after_tool_data_is_asked_once_more_from_the_results() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
+            answer("OUT_OF_SCOPE", usage(10, 2)),
+            answer("There are 6 people.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(
+        &f,
+        "How many people are in room hq-101 of building acme-hq?",
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert_eq!(response.answer, "There are 6 people.");
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 3);
+    let last = messages(&requests[2]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("tool results above"), "{last}");
+
+    // Refusing again is not an answer: it is recorded as idk, and there is no third ask.
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
+            answer("OUT_OF_SCOPE", usage(10, 2)),
+            answer("OUT_OF_SCOPE", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(
+        &f,
+        "How many people are in room hq-101 of building acme-hq?",
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.decision, Decision::Idk);
+    assert_eq!(f.provider.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_named_room_offers_only_live_tools_first_and_requires_one() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"6"}"#)], usage(10, 2)),
+            answer("6 people.", usage(10, 2)),
+            answer("Poor from 1000 ppm.", usage(10, 2)),
+        ],
+        &[("MAX_OUTPUT_TOKENS", "321")],
+    )
+    .await;
+    let live = ask(
+        &f,
+        "How many people are in room hq-101 of building acme-hq right now?",
+    )
+    .await
+    .unwrap();
+    assert!(
+        live.trace.iter().all(|t| t.tool != "search_docs"),
+        "no search first"
+    );
+    let requests = f.provider.requests();
+    let names = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&requests[0]), ["echo"]);
+    assert_eq!(requests[0]["tool_choice"], "required");
+    // After the first hop every tool is offered again and the model chooses.
+    assert_eq!(names(&requests[1]), ["search_docs", "echo"]);
+    assert!(requests[1].get("tool_choice").is_none());
+
+    // A documentation question: searched first, every tool offered, nothing required.
+    ask(&f, "From which CO2 level is the air poor?")
+        .await
+        .unwrap();
+    let docs = &f.provider.requests()[2];
+    assert_eq!(names(docs), ["search_docs", "echo"]);
+    assert!(docs.get("tool_choice").is_none());
+    // The output cap is sent with every request.
+    assert!(f.provider.requests().iter().all(|r| r["max_tokens"] == 321));
 }

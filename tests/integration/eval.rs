@@ -16,13 +16,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The last user message of a chat request.
+/// The question of a chat request: its last user message, without the passages the library
+/// sends before it.
 fn question(body: &Value) -> String {
-    body["messages"]
+    let text = body["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
         .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    text.rsplit_once("Question: ")
+        .map_or(text, |(_, question)| question)
         .to_string()
 }
 

@@ -193,7 +193,7 @@ async fn two_replicas_behind_caddy_answer_stream_and_survive_a_stop() {
     let forged = client
         .post(format!("{base}/ask"))
         .header("x-gateway-claims", r#"{"sub":"x","roles":["admin"]}"#)
-        .json(&json!({"question": "hi"}))
+        .json(&json!({"question": "Is the lobby open?"}))
         .send()
         .await
         .unwrap();

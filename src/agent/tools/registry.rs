@@ -92,6 +92,10 @@ impl ToolRegistry {
         self.tools.push(Box::new(tool));
     }
 
+    pub fn has(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name() == name)
+    }
+
     pub fn schemas(&self) -> Vec<ToolSchema> {
         self.tools
             .iter()

@@ -89,7 +89,8 @@ impl LiveData {
 pub fn not_found(_building_id: &str) -> ToolError {
     ToolError::new(
         ToolErrorKind::NotFound,
-        "no building with that id is available to you; list_buildings shows the ones that are",
+        "no building with that id is available to you; do not guess ids: list_buildings shows \
+         the ones that are",
     )
 }
 

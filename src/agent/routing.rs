@@ -1,0 +1,246 @@
+//! Routing before the model, by rule. Pure.
+//!
+//! - A greeting, thanks, or "what can you do" is answered by the library: no model call.
+//! - A question about live data (it names a building or room by id, asks how many people, or
+//!   asks for the current value) goes to the live-data tools first: the first model call offers
+//!   only those tools and requires one of them.
+//! - Everything else is a documentation question: the knowledge base is searched before the
+//!   first model call and the passages go into the request.
+//!
+//! Small models follow a forced first step far better than they choose one; a capable model
+//! loses nothing, since every tool is offered again after the first hop.
+
+/// Where a question goes first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Greeting(GreetingKind),
+    Live,
+    Documentation,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GreetingKind {
+    Hello,
+    Thanks,
+    Capabilities,
+}
+
+impl GreetingKind {
+    /// The library's reply, in English (greetings are short enough not to need the model).
+    pub fn reply(self) -> &'static str {
+        match self {
+            GreetingKind::Hello | GreetingKind::Capabilities => {
+                "Hello! I answer questions about CrowdVision: your buildings and rooms, live \
+                 occupancy and sensor readings, their history, and how the platform works \
+                 (setup, sensors, units, roles and troubleshooting). What would you like to know?"
+            }
+            GreetingKind::Thanks => {
+                "You're welcome. Ask me any time about your buildings, rooms, occupancy or sensors."
+            }
+        }
+    }
+}
+
+const HELLO: &[&str] = &[
+    "hello",
+    "hi",
+    "hey",
+    "hallo",
+    "servus",
+    "moin",
+    "bonjour",
+    "salut",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "guten morgen",
+    "guten tag",
+    "guten abend",
+    "hello there",
+    "hi there",
+];
+const THANKS: &[&str] = &[
+    "thanks",
+    "thank you",
+    "thanks a lot",
+    "danke",
+    "vielen dank",
+    "merci",
+    "merci beaucoup",
+    "bye",
+    "goodbye",
+    "tschüss",
+    "au revoir",
+];
+const CAPABILITIES: &[&str] = &[
+    "what can you do",
+    "what can you help me with",
+    "what can you help with",
+    "how can you help me",
+    "who are you",
+    "what are you",
+    "help",
+    "was kannst du",
+    "wer bist du",
+    "wobei kannst du mir helfen",
+    "que peux-tu faire",
+    "que pouvez-vous faire",
+    "qui es-tu",
+];
+
+/// Words that put a named place right after them (`building acme-hq`, `Raum hq-101`).
+const PLACE_WORDS: &[&str] = &[
+    "building",
+    "buildings",
+    "room",
+    "rooms",
+    "gebäude",
+    "gebäudes",
+    "raum",
+    "räume",
+    "salle",
+    "bâtiment",
+    "floor",
+];
+/// Phrases asking for the current state or for the caller's own buildings.
+const LIVE_PHRASES: &[&str] = &[
+    "right now",
+    "currently",
+    "at the moment",
+    "how many people",
+    "how many persons",
+    "wie viele personen",
+    "wie viele leute",
+    "combien de personnes",
+    "gerade",
+    "jetzt",
+    "actuellement",
+    "actuelle",
+    "actuel",
+    "my buildings",
+    "which buildings",
+    "buildings i",
+    "buildings can i",
+    "meine gebäude",
+    "mes bâtiments",
+];
+
+pub fn route(question: &str) -> Route {
+    let words = words(question);
+    let text = words.join(" ");
+    if let Some(kind) = greeting(&text) {
+        return Route::Greeting(kind);
+    }
+    if names_a_place(&words) || LIVE_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
+        return Route::Live;
+    }
+    Route::Documentation
+}
+
+/// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn greeting(text: &str) -> Option<GreetingKind> {
+    // "Thanks, that's all for today" is thanks; "Hello, how do I add a sensor?" is a question.
+    let first_clause_is = |list: &[&str]| list.iter().any(|g| text == *g);
+    let starts_with = |list: &[&str]| {
+        list.iter().any(|g| {
+            text.strip_prefix(g)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        })
+    };
+    if first_clause_is(CAPABILITIES) || starts_with(&["what can you help me with"]) {
+        return Some(GreetingKind::Capabilities);
+    }
+    if first_clause_is(HELLO) {
+        return Some(GreetingKind::Hello);
+    }
+    let short = text.split(' ').count() <= 6;
+    if short && starts_with(THANKS) {
+        return Some(GreetingKind::Thanks);
+    }
+    None
+}
+
+/// A place word followed by an id with a hyphen (`building acme-hq`, `room lab-104`).
+fn names_a_place(words: &[String]) -> bool {
+    words.windows(2).any(|pair| {
+        PLACE_WORDS.contains(&pair[0].as_str())
+            && pair[1].contains('-')
+            && pair[1].chars().any(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    text == phrase
+        || text.starts_with(&format!("{phrase} "))
+        || text.ends_with(&format!(" {phrase}"))
+        || text.contains(&format!(" {phrase} "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greetings_thanks_and_capabilities_are_answered_by_rule() {
+        assert_eq!(route("Hello!"), Route::Greeting(GreetingKind::Hello));
+        assert_eq!(route("  hi there "), Route::Greeting(GreetingKind::Hello));
+        assert_eq!(
+            route("What can you help me with?"),
+            Route::Greeting(GreetingKind::Capabilities)
+        );
+        assert_eq!(
+            route("Thanks, that's all for today."),
+            Route::Greeting(GreetingKind::Thanks)
+        );
+        assert_eq!(route("Danke!"), Route::Greeting(GreetingKind::Thanks));
+    }
+
+    #[test]
+    fn a_question_that_greets_first_is_still_a_question() {
+        assert_eq!(
+            route("Hello, how do I calibrate a CO2 sensor?"),
+            Route::Documentation
+        );
+        assert_eq!(
+            route("Thanks. Now, what does the occupancy colour red mean for a sensor installed in a room?"),
+            Route::Documentation
+        );
+    }
+
+    #[test]
+    fn named_places_and_current_values_go_to_the_live_tools() {
+        for question in [
+            "How many people are in room hq-101 of building acme-hq right now?",
+            "What is the noise level in room lab-104 of building acme-lab?",
+            "Which buildings can I see?",
+            "List the buildings I have access to.",
+            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+            "Quelle est la température actuelle dans la salle hq-lobby du bâtiment acme-hq ?",
+            "How many people are in the Warehouse Hall of the Acme Depot?",
+        ] {
+            assert_eq!(route(question), Route::Live, "{question}");
+        }
+    }
+
+    #[test]
+    fn documentation_questions_stay_with_the_documentation() {
+        for question in [
+            "From which CO2 level is indoor air considered poor?",
+            "How do I add a room to a building?",
+            "What does the wi-fi setup of a sensor need?",
+            "Which roles can see every building?",
+            "Write a short poem about autumn leaves.",
+        ] {
+            assert_eq!(route(question), Route::Documentation, "{question}");
+        }
+    }
+}
