@@ -106,16 +106,43 @@ pub struct EmbeddingConfig {
     pub batch_size: usize,
     pub concurrency: usize,
     pub timeout: Duration,
+    /// `EMBEDDING_QUERY_PREFIX`: put before every question embedded (e5: `query: `).
+    pub query_prefix: String,
+    /// `EMBEDDING_PASSAGE_PREFIX`: put before every passage embedded (e5: `passage: `).
+    pub passage_prefix: String,
 }
 
 impl EmbeddingConfig {
     /// The model name recorded in the store: the local embedder is named after itself so that
-    /// switching between providers is caught as a model mismatch.
+    /// switching between providers is caught as a model mismatch; prefixes are part of the
+    /// name, since vectors made with and without them do not compare.
     pub fn recorded_model(&self) -> String {
         match self.provider {
-            EmbeddingProvider::OpenAi => self.model.clone(),
+            EmbeddingProvider::OpenAi => {
+                with_prefixes(&self.model, &self.query_prefix, &self.passage_prefix)
+            }
             EmbeddingProvider::Local => crate::retrieval::embed::LOCAL_MODEL_NAME.to_string(),
         }
+    }
+}
+
+/// `model`, or `model [query: |passage: ]` when it is used with prefixes.
+pub fn with_prefixes(model: &str, query: &str, passage: &str) -> String {
+    if query.is_empty() && passage.is_empty() {
+        model.to_string()
+    } else {
+        format!("{model} [{query}|{passage}]")
+    }
+}
+
+/// The prefixes instruction-tuned embedders expect: e5 models are trained with `query: ` and
+/// `passage: `; other models get none unless configured.
+fn default_prefixes(model: &str) -> (&'static str, &'static str) {
+    let name = model.to_lowercase();
+    if name.contains("e5-") || name.contains("/e5") || name.starts_with("e5") {
+        ("query: ", "passage: ")
+    } else {
+        ("", "")
     }
 }
 
@@ -310,6 +337,15 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn string(&self, var: &'static str, default: &str) -> String {
         self.raw.get(var).unwrap_or(default).to_string()
+    }
+
+    /// A text put before embedded inputs; `none` turns a default off.
+    fn prefix(&self, var: &'static str, default: &str) -> String {
+        match self.raw.get(var) {
+            Some("none") => String::new(),
+            Some(value) => value.to_string(),
+            None => default.to_string(),
+        }
     }
 
     fn optional(&self, var: &'static str) -> Option<String> {
@@ -527,9 +563,13 @@ impl Config {
                 "openai embeddings need a provider key (OPENROUTER_API_KEY); use local to run offline",
             ));
         }
+        let model = r.string("EMBEDDING_MODEL", "openai/text-embedding-3-small");
+        let (query_prefix, passage_prefix) = default_prefixes(&model);
         Ok(EmbeddingConfig {
             provider,
-            model: r.string("EMBEDDING_MODEL", "openai/text-embedding-3-small"),
+            query_prefix: r.prefix("EMBEDDING_QUERY_PREFIX", query_prefix),
+            passage_prefix: r.prefix("EMBEDDING_PASSAGE_PREFIX", passage_prefix),
+            model,
             dim: r.number("EMBEDDING_DIM", 768, 8, 16_000)?,
             base_url,
             api_key,
@@ -759,6 +799,42 @@ mod tests {
             Err(ConfigError::Invalid { variable, .. }) => variable,
             other => panic!("expected an invalid-variable error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn e5_models_get_their_prefixes_and_the_store_records_them() {
+        let openai = [
+            ("EMBEDDING_PROVIDER", "openai"),
+            ("OPENROUTER_API_KEY", "k"),
+        ];
+        let e5 = load(&[
+            openai[0],
+            openai[1],
+            ("EMBEDDING_MODEL", "multilingual-e5-small-q4"),
+        ])
+        .unwrap()
+        .embedding;
+        assert_eq!(
+            (e5.query_prefix.as_str(), e5.passage_prefix.as_str()),
+            ("query: ", "passage: ")
+        );
+        assert_eq!(
+            e5.recorded_model(),
+            "multilingual-e5-small-q4 [query: |passage: ]"
+        );
+        let plain = load(&[openai[0], openai[1]]).unwrap().embedding;
+        assert_eq!(plain.query_prefix, "");
+        assert_eq!(plain.recorded_model(), "openai/text-embedding-3-small");
+        let off = load(&[
+            openai[0],
+            openai[1],
+            ("EMBEDDING_MODEL", "intfloat/e5-base"),
+            ("EMBEDDING_QUERY_PREFIX", "none"),
+            ("EMBEDDING_PASSAGE_PREFIX", "none"),
+        ])
+        .unwrap()
+        .embedding;
+        assert_eq!(off.recorded_model(), "intfloat/e5-base");
     }
 
     #[test]

@@ -38,6 +38,25 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// One vector per input text, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// What goes before a question and before a passage (instruction-tuned models such as e5
+    /// expect `query: ` and `passage: `); none by default.
+    fn prefixes(&self) -> (&str, &str) {
+        ("", "")
+    }
+}
+
+/// `texts` with `prefix` before each.
+pub fn prefixed(prefix: &str, texts: impl IntoIterator<Item = String>) -> Vec<String> {
+    texts
+        .into_iter()
+        .map(|text| {
+            if prefix.is_empty() {
+                text
+            } else {
+                format!("{prefix}{text}")
+            }
+        })
+        .collect()
 }
 
 /// Builds the configured embedder.
@@ -135,6 +154,10 @@ pub struct OpenAiEmbedder {
     dim: usize,
     batch_size: usize,
     concurrency: usize,
+    query_prefix: String,
+    passage_prefix: String,
+    /// The model with its prefixes, as recorded in the store.
+    recorded: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -166,6 +189,9 @@ impl OpenAiEmbedder {
             dim: config.dim,
             batch_size: config.batch_size,
             concurrency: config.concurrency,
+            query_prefix: config.query_prefix.clone(),
+            passage_prefix: config.passage_prefix.clone(),
+            recorded: config.recorded_model(),
         }
     }
 
@@ -274,7 +300,11 @@ enum Failure {
 #[async_trait]
 impl Embedder for OpenAiEmbedder {
     fn model(&self) -> &str {
-        &self.model
+        &self.recorded
+    }
+
+    fn prefixes(&self) -> (&str, &str) {
+        (&self.query_prefix, &self.passage_prefix)
     }
 
     fn dim(&self) -> usize {

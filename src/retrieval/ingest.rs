@@ -322,6 +322,7 @@ impl Ingestor {
                 }
             })
             .collect();
+        let inputs = crate::retrieval::embed::prefixed(self.embedder.prefixes().1, inputs);
         let vectors = self
             .embedder
             .embed(&inputs)

@@ -161,7 +161,9 @@ impl Retriever {
     }
 
     async fn embed(&self, question: &str) -> Result<Vec<f32>, SearchError> {
-        let mut vectors = self.embedder.embed(&[question.to_string()]).await?;
+        let query =
+            crate::retrieval::embed::prefixed(self.embedder.prefixes().0, [question.to_string()]);
+        let mut vectors = self.embedder.embed(&query).await?;
         Ok(vectors.pop().unwrap_or_default())
     }
 
