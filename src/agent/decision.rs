@@ -56,9 +56,7 @@ impl Decision {
 pub fn classify(answer: &str, tools_called: bool) -> Decision {
     let text = normalise(answer);
     let refused = text.contains(OUT_OF_SCOPE_CODE) || text.starts_with(REFUSAL_PREFIX);
-    if text.contains(NO_ANSWER_CODE) || text.contains(IDK_MARKER) {
-        Decision::Idk
-    } else if refused && tools_called {
+    if text.contains(NO_ANSWER_CODE) || text.contains(IDK_MARKER) || (refused && tools_called) {
         Decision::Idk
     } else if refused {
         Decision::Declined

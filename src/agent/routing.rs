@@ -149,7 +149,7 @@ fn words(text: &str) -> Vec<String> {
 
 fn greeting(text: &str) -> Option<GreetingKind> {
     // "Thanks, that's all for today" is thanks; "Hello, how do I add a sensor?" is a question.
-    let first_clause_is = |list: &[&str]| list.iter().any(|g| text == *g);
+    let first_clause_is = |list: &[&str]| list.contains(&text);
     let starts_with = |list: &[&str]| {
         list.iter().any(|g| {
             text.strip_prefix(g)

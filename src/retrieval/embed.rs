@@ -150,14 +150,15 @@ pub struct OpenAiEmbedder {
     client: reqwest::Client,
     endpoint: String,
     api_key: Option<String>,
-    model: String,
+    /// The model's name as the provider knows it.
+    wire_model: String,
     dim: usize,
     batch_size: usize,
     concurrency: usize,
     query_prefix: String,
     passage_prefix: String,
     /// The model with its prefixes, as recorded in the store.
-    recorded: String,
+    model: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -185,19 +186,19 @@ impl OpenAiEmbedder {
                 config.base_url.as_str().trim_end_matches('/')
             ),
             api_key: config.api_key.clone(),
-            model: config.model.clone(),
+            wire_model: config.model.clone(),
             dim: config.dim,
             batch_size: config.batch_size,
             concurrency: config.concurrency,
             query_prefix: config.query_prefix.clone(),
             passage_prefix: config.passage_prefix.clone(),
-            recorded: config.recorded_model(),
+            model: config.recorded_model(),
         }
     }
 
     async fn embed_batch(&self, batch: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = serde_json::json!({
-            "model": self.model,
+            "model": self.wire_model,
             "input": batch,
             "dimensions": self.dim,
             "encoding_format": "float",
@@ -300,7 +301,7 @@ enum Failure {
 #[async_trait]
 impl Embedder for OpenAiEmbedder {
     fn model(&self) -> &str {
-        &self.recorded
+        &self.model
     }
 
     fn prefixes(&self) -> (&str, &str) {
