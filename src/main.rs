@@ -4,6 +4,9 @@ mod cli;
 
 use clap::Parser;
 use crowdvision_agent::config::ConfigError;
+use crowdvision_agent::retrieval::ingest::IngestError;
+use crowdvision_agent::retrieval::search::SearchError;
+use crowdvision_agent::retrieval::store::StoreError;
 use std::process::ExitCode;
 
 // glibc's allocator fragments and contends under many concurrent answers (BENCHMARKS.md).
@@ -19,13 +22,34 @@ async fn main() -> ExitCode {
         Err(error) if closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
-            if error.downcast_ref::<ConfigError>().is_some() {
+            if is_usage(&error) {
                 ExitCode::from(cli::EXIT_USAGE)
             } else {
                 ExitCode::FAILURE
             }
         }
     }
+}
+
+/// Configuration, usage and a store built with another embedding model are the caller's to fix:
+/// exit 2.
+fn is_usage(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.is::<ConfigError>()
+            || cause.is::<cli::UsageError>()
+            || matches!(
+                cause.downcast_ref::<StoreError>(),
+                Some(StoreError::EmbeddingMismatch { .. })
+            )
+            || matches!(
+                cause.downcast_ref::<SearchError>(),
+                Some(SearchError::Store(StoreError::EmbeddingMismatch { .. }))
+            )
+            || matches!(
+                cause.downcast_ref::<IngestError>(),
+                Some(IngestError::Store(StoreError::EmbeddingMismatch { .. }))
+            )
+    })
 }
 
 /// Whether the error is stdout's reader having gone (`… | head`): not a failure.

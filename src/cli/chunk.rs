@@ -102,10 +102,13 @@ fn settings(base: ChunkingConfig, args: &ChunkArgs) -> Result<ChunkingConfig> {
     };
     let target = args.target.unwrap_or(base.target);
     let max = args.max.unwrap_or(base.max.max(target));
-    anyhow::ensure!(target >= 16, "--target must be at least 16");
-    anyhow::ensure!(
-        max >= target,
-        "--max ({max}) must be at least --target ({target})"
-    );
+    if target < 16 {
+        return Err(super::usage("--target must be at least 16"));
+    }
+    if max < target {
+        return Err(super::usage(format!(
+            "--max ({max}) must be at least --target ({target})"
+        )));
+    }
     Ok(ChunkingConfig { unit, target, max })
 }

@@ -17,7 +17,12 @@ pub struct Given<'a> {
     pub token: Option<&'a str>,
 }
 
+/// The caller in this process. Every refusal is a usage error (exit 2).
 pub fn resolve(given: Given<'_>, config: &Config) -> Result<Caller> {
+    resolve_inner(given, config).map_err(super::usage)
+}
+
+fn resolve_inner(given: Given<'_>, config: &Config) -> Result<Caller> {
     match (given.claims, given.token) {
         (Some(_), Some(_)) => bail!("give --claims or --token, not both"),
         (Some(path), None) => from_claims_file(path),
@@ -34,6 +39,10 @@ pub fn resolve(given: Given<'_>, config: &Config) -> Result<Caller> {
 /// The identity to present to a running server: the claims (checked here, sent as the claims
 /// header), the token (checked by the server), or none.
 pub fn remote(given: Given<'_>) -> Result<RemoteIdentity> {
+    remote_inner(given).map_err(super::usage)
+}
+
+fn remote_inner(given: Given<'_>) -> Result<RemoteIdentity> {
     match (given.claims, given.token) {
         (Some(_), Some(_)) => bail!("give --claims or --token, not both"),
         (Some(path), None) => {

@@ -25,6 +25,17 @@ use std::process::ExitCode;
 /// Exit code for usage and configuration errors.
 pub const EXIT_USAGE: u8 = 2;
 
+/// A command used wrongly (arguments, identity, files it was given): exit 2, as configuration
+/// errors are.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// `error` as a usage error, its causes kept in the message.
+pub fn usage(error: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError(format!("{error:#}")))
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "crowdvision-agent",

@@ -3,7 +3,7 @@
 
 use super::identity;
 use super::out::outln;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
@@ -69,8 +69,8 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
         }
         ToolsAction::Call { name, args } => {
             let user = identity::resolve(caller, &config)?;
-            let arguments: serde_json::Value =
-                serde_json::from_str(&args).context("--args is not JSON")?;
+            let arguments: serde_json::Value = serde_json::from_str(&args)
+                .map_err(|e| super::usage(format!("--args is not JSON: {e}")))?;
             let outcome = registry
                 .call(&name, arguments, ToolContext::for_caller(&user))
                 .await;

@@ -167,3 +167,91 @@ fn a_closed_stdout_ends_commands_quietly() {
         assert!(!stderr(&output).contains("panicked"), "{args:?}");
     }
 }
+
+/// Exit codes as the README promises them: 0 success, 1 failure, 2 usage or configuration.
+#[test]
+fn exit_codes_follow_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        &root.join("docs/page.md"),
+        "# Page\n\nSome text about sensors.\n",
+    );
+    write(
+        &root.join("broken/bad.md"),
+        "---\npermissions: [\n---\n# Bad\n",
+    );
+    write(
+        &root.join("staff.json"),
+        r#"{"sub":"s","roles":["business_staff"]}"#,
+    );
+    write(&root.join("garbage.json"), "not claims at all");
+    let db = format!("sqlite://{}", root.join("kb.sqlite").display());
+    let ingest = agent(root)
+        .env("DATABASE_URL", &db)
+        .env("EMBEDDING_DIM", "64")
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap();
+    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let table: &[(&[&str], &[(&str, &str)], i32)] = &[
+        (&["chunk", "docs/page.md", "--json"], &[], 0),
+        (
+            &["search", "sensors", "--claims", "staff.json"],
+            &[("EMBEDDING_DIM", "64")],
+            0,
+        ),
+        (&["ingest", "broken"], &[("EMBEDDING_DIM", "64")], 1),
+        (&["search", "sensors"], &[("EMBEDDING_DIM", "64")], 2),
+        (
+            &["search", "sensors", "--claims", "missing.json"],
+            &[("EMBEDDING_DIM", "64")],
+            2,
+        ),
+        (
+            &["search", "sensors", "--claims", "garbage.json"],
+            &[("EMBEDDING_DIM", "64")],
+            2,
+        ),
+        (
+            &[
+                "search",
+                "sensors",
+                "--claims",
+                "staff.json",
+                "--token",
+                "x.y.z",
+            ],
+            &[("EMBEDDING_DIM", "64")],
+            2,
+        ),
+        (
+            &["tools", "call", "search_docs", "--args", "{not json"],
+            &[("EMBEDDING_DIM", "64"), ("REQUIRE_AUTH", "false")],
+            2,
+        ),
+        (&["chunk", "docs/page.md", "--target", "10"], &[], 2),
+        (
+            &["search", "sensors", "--claims", "staff.json"],
+            &[("EMBEDDING_DIM", "128")],
+            2,
+        ),
+        (&["ingest", "docs"], &[("EMBEDDING_DIM", "128")], 2),
+        (&["search"], &[], 2),
+        (&["search", "x"], &[("EMBEDDING_DIM", "0")], 2),
+    ];
+    for (args, env, expected) in table {
+        let output = agent(root)
+            .env("DATABASE_URL", &db)
+            .envs(env.iter().copied())
+            .args(*args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(*expected),
+            "{args:?} {env:?}: {}",
+            stderr(&output)
+        );
+    }
+}
