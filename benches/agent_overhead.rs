@@ -145,6 +145,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             max_tool_calls_per_turn: 8,
             max_question_chars: 4000,
             link_allowed_hosts: Vec::new(),
+            require_grounded_answers: true,
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),

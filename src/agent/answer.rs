@@ -11,7 +11,7 @@
 //! against the passages returned during this answer; when the answer cites none, they are
 //! attributed in code ([`super::grounding`]). Usage and cost are summed over every model call.
 
-use super::decision::{CodeGate, Decision, NO_ANSWER_CODE, OUT_OF_SCOPE_CODE};
+use super::decision::{CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE};
 use super::llm::{ChatModel, ChatRequest, LlmError, Message, TokenSink, ToolCall, ToolChoice};
 use super::model_choice::{ModelChoice, ModelChoiceError};
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
@@ -38,9 +38,7 @@ pub const MAX_HISTORY_MESSAGES: usize = 40;
 
 /// The system prompt, with the codes the library turns into its own sentences filled in.
 pub fn system_prompt() -> String {
-    include_str!("../../prompts/system.md")
-        .replace("{NO_ANSWER_CODE}", NO_ANSWER_CODE)
-        .replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE)
+    include_str!("../../prompts/system.md").replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE)
 }
 
 /// Asked once when a model refuses or finds nothing although live tools returned data.
@@ -118,6 +116,8 @@ pub struct AgentSettings {
     pub max_tool_calls_per_turn: usize,
     pub max_question_chars: usize,
     pub link_allowed_hosts: Vec<String>,
+    /// A documentation answer that no passage supports is `idk`.
+    pub require_grounded_answers: bool,
 }
 
 pub struct Agent {
@@ -180,6 +180,7 @@ impl Agent {
                 max_tool_calls_per_turn: config.llm.max_tool_calls_per_turn,
                 max_question_chars: config.llm.max_question_chars,
                 link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
+                require_grounded_answers: config.llm.require_grounded_answers,
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -228,7 +229,11 @@ impl Agent {
             }
             return Ok(self.response(reply, Decision::Answered, &model, Progress::default()));
         }
-        let mut progress = Progress::default();
+        let mut progress = Progress {
+            needs_grounding: route == Route::Documentation
+                && self.settings.require_grounded_answers,
+            ..Progress::default()
+        };
         let passages = match route {
             Route::Documentation if self.tools.has(SEARCH_DOCS) => {
                 self.search_first(question, context, events, &mut progress)
@@ -401,6 +406,7 @@ impl Agent {
         progress: Progress,
     ) -> AskResponse {
         let answer = super::links::neutralise(&answer, &self.settings.link_allowed_hosts);
+        let mut decision = decision;
         let mut checked = citations::check(&answer, &progress.returned_chunks);
         if checked.citations.is_empty() && decision == Decision::Answered {
             if let Some(marked) = super::grounding::attribute(&checked.answer, &progress.passages) {
@@ -411,6 +417,16 @@ impl Agent {
                     citation.attributed = true;
                 }
             }
+        }
+        if decision == Decision::Answered
+            && checked.citations.is_empty()
+            && progress.needs_grounding
+            && !progress.live_data_returned
+        {
+            // A documentation answer that no passage supports was not found in the
+            // documentation: the library says so instead of passing on an invention.
+            decision = Decision::Idk;
+            checked = citations::check(IDK_MARKER, &progress.returned_chunks);
         }
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;
@@ -518,6 +534,8 @@ struct Progress {
     passages: Vec<(String, String)>,
     /// A live-data tool returned data (not an error) during this answer.
     live_data_returned: bool,
+    /// A documentation question: an answer no passage supports is `idk`.
+    needs_grounding: bool,
     /// The model the provider says answered (the last one that said).
     served_model: Option<String>,
 }
@@ -612,7 +630,11 @@ mod tests {
     #[test]
     fn the_system_prompt_asks_for_codes_never_for_the_library_sentences() {
         let prompt = system_prompt();
-        assert!(prompt.contains(NO_ANSWER_CODE) && prompt.contains(OUT_OF_SCOPE_CODE));
+        assert!(prompt.contains(OUT_OF_SCOPE_CODE));
+        assert!(
+            !prompt.contains(super::super::decision::NO_ANSWER_CODE),
+            "no answer is decided in code"
+        );
         assert!(!prompt.contains(super::super::decision::IDK_MARKER));
         assert!(!prompt.contains(super::super::decision::REFUSAL_PREFIX));
         assert!(!prompt.contains('{'));

@@ -200,7 +200,7 @@ fn terms(text: &str) -> Terms {
             continue;
         }
         for word in token.split([',', '.']) {
-            let word = word.to_lowercase();
+            let word = singular(&word.to_lowercase());
             if word.chars().count() >= 4
                 && !STOPWORDS.contains(&word.as_str())
                 && !found.words.contains(&word)
@@ -210,6 +210,14 @@ fn terms(text: &str) -> Terms {
         }
     }
     found
+}
+
+/// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap.
+fn singular(word: &str) -> String {
+    match word.strip_suffix('s') {
+        Some(stem) if stem.chars().count() >= 4 && !stem.ends_with('s') => stem.to_string(),
+        _ => word.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -168,6 +168,9 @@ fn a_closed_stdout_ends_commands_quietly() {
     }
 }
 
+/// Arguments, settings, and the exit code they must give.
+type ExitCase<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], i32);
+
 /// Exit codes as the README promises them: 0 success, 1 failure, 2 usage or configuration.
 #[test]
 fn exit_codes_follow_the_table() {
@@ -194,7 +197,7 @@ fn exit_codes_follow_the_table() {
         .output()
         .unwrap();
     assert!(ingest.status.success(), "{}", stderr(&ingest));
-    let table: &[(&[&str], &[(&str, &str)], i32)] = &[
+    let table: &[ExitCase] = &[
         (&["chunk", "docs/page.md", "--json"], &[], 0),
         (
             &["search", "sensors", "--claims", "staff.json"],

@@ -151,6 +151,7 @@ impl World {
             .env("EMBEDDING_PROVIDER", "local")
             .env("EMBEDDING_DIM", "64")
             .env("LLM_BASE_URL", &self.provider.url)
+            .env("REQUIRE_GROUNDED_ANSWERS", "false")
             .env("OPENROUTER_API_KEY", "test-key")
             .env("LLM_MAX_RETRIES", "0")
             .env("ANSWER_MODEL", "scripted/model")

@@ -559,5 +559,9 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
     let output = tokio::task::spawn_blocking(move || forged.output().unwrap())
         .await
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "an unusable caller is a usage error"
+    );
 }

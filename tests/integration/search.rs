@@ -434,7 +434,7 @@ fn search_command_acts_as_the_given_claims() {
         .args(["search", "zebra"])
         .output()
         .unwrap();
-    assert_eq!(without.status.code(), Some(1));
+    assert_eq!(without.status.code(), Some(2));
     assert!(
         stderr(&without).contains("--claims"),
         "{}",
