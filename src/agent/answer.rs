@@ -278,7 +278,6 @@ impl Agent {
             if !turn.model.is_empty() {
                 progress.served_model = Some(turn.model.clone());
             }
-            let written = turn.message.content.clone().unwrap_or_default();
             match state.next(&turn) {
                 Step::CallTools(calls) => {
                     let outcomes = self.run_tools(&calls, context, events).await;
@@ -302,7 +301,7 @@ impl Agent {
                 }
                 Step::Done { answer, decision } => {
                     if let Some(streamed) = &streamed {
-                        if answer != written {
+                        if Some(answer.as_str()) != turn.message.content.as_deref() {
                             // The library's sentence, in place of what the model wrote.
                             streamed.send(answer.clone());
                         }
@@ -461,6 +460,27 @@ struct StreamState {
     known: std::collections::HashSet<String>,
 }
 
+impl StreamState {
+    /// What of `delta` may be shown now: past the code gate, then past the marker filter.
+    fn push(&mut self, delta: &str) -> String {
+        let passed = self.codes.push(delta);
+        self.filter_markers(&passed)
+    }
+
+    /// A model turn ended: what is held back was neither a code nor a marker.
+    fn end_of_turn(&mut self) -> String {
+        let held = self.codes.finish();
+        let mut rest = self.filter_markers(&held);
+        rest.push_str(&self.markers.finish());
+        rest
+    }
+
+    fn filter_markers(&mut self, text: &str) -> String {
+        let known = &self.known;
+        self.markers.push(text, |id| known.contains(id))
+    }
+}
+
 impl<'a> StreamedTokens<'a> {
     fn new(sender: &'a UnboundedSender<AgentEvent>) -> StreamedTokens<'a> {
         StreamedTokens {
@@ -470,40 +490,23 @@ impl<'a> StreamedTokens<'a> {
     }
 
     fn push(&self, delta: &str) {
-        let shown = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let StreamState {
-                codes,
-                markers,
-                known,
-            } = &mut *state;
-            let passed = codes.push(delta);
-            markers.push(&passed, |id| known.contains(id))
-        };
+        let shown = self.lock().push(delta);
         self.send(shown);
     }
 
     /// A model turn ended: what is held back was neither a code nor a marker.
     fn end_of_turn(&self) {
-        let rest = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let StreamState {
-                codes,
-                markers,
-                known,
-            } = &mut *state;
-            let held = codes.finish();
-            let mut rest = markers.push(&held, |id| known.contains(id));
-            rest.push_str(&markers.finish());
-            rest
-        };
+        let rest = self.lock().end_of_turn();
         self.send(rest);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StreamState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Chunks a marker may now name.
     fn allow<'i>(&self, ids: impl Iterator<Item = &'i String>) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.known.extend(ids.cloned());
+        self.lock().known.extend(ids.cloned());
     }
 
     /// Sends text as it is (the library's own sentences).
@@ -543,9 +546,10 @@ struct Progress {
 impl Progress {
     fn record(&mut self, call: &ToolCall, outcome: ToolOutcome) {
         if outcome.ok && outcome.tool == SEARCH_DOCS {
-            self.returned_chunks
-                .extend(returned_passages(&outcome.content));
-            self.passages.extend(passage_texts(&outcome.content));
+            for (chunk_id, origin, text) in returned_passages(&outcome.content) {
+                self.returned_chunks.insert(chunk_id.clone(), origin);
+                self.passages.push((chunk_id, text));
+            }
         } else if outcome.ok {
             self.live_data_returned = true;
         }
@@ -559,42 +563,27 @@ impl Progress {
     }
 }
 
-fn returned_passages(content: &serde_json::Value) -> Vec<(String, ChunkOrigin)> {
+/// (chunk id, origin, text) of each passage of a `search_docs` result.
+fn returned_passages(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String)> {
     let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
         return Vec::new();
     };
     results
         .iter()
         .filter_map(|passage| {
-            let text = |field: &str| {
+            let field = |name: &str| {
                 passage
-                    .get(field)
+                    .get(name)
                     .and_then(|v| v.as_str())
-                    .map(str::to_string)
+                    .unwrap_or_default()
+                    .to_string()
             };
-            Some((
-                text("chunk_id")?,
-                ChunkOrigin {
-                    source: text("source").unwrap_or_default(),
-                    section: text("section").unwrap_or_default(),
-                },
-            ))
-        })
-        .collect()
-}
-
-/// (chunk id, text) of each passage of a `search_docs` result.
-fn passage_texts(content: &serde_json::Value) -> Vec<(String, String)> {
-    let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
-        return Vec::new();
-    };
-    results
-        .iter()
-        .filter_map(|p| {
-            Some((
-                p.get("chunk_id")?.as_str()?.to_string(),
-                p.get("text")?.as_str()?.to_string(),
-            ))
+            let chunk_id = passage.get("chunk_id")?.as_str()?.to_string();
+            let origin = ChunkOrigin {
+                source: field("source"),
+                section: field("section"),
+            };
+            Some((chunk_id, origin, field("text")))
         })
         .collect()
 }

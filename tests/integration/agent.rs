@@ -1385,23 +1385,9 @@ async fn a_no_answer_code_becomes_the_library_sentence_and_never_streams() {
         &[],
     )
     .await;
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    let response = f
-        .agent
-        .answer(
-            &Question::new("How many elevators are there?"),
-            &staff(),
-            Some(&sender),
-        )
-        .await
-        .unwrap();
-    drop(sender);
-    let mut streamed = String::new();
-    while let Some(event) = receiver.recv().await {
-        if let AgentEvent::Token { text } = event {
-            streamed.push_str(&text);
-        }
-    }
+    let (response, tokens) = stream_answer(&f).await;
+    let response = response.unwrap();
+    let streamed = tokens.concat();
     assert_eq!(response.decision, Decision::Idk);
     assert_eq!(response.answer, IDK_MARKER);
     assert_eq!(streamed, IDK_MARKER);
