@@ -30,13 +30,9 @@ impl<T: Tool> ErasedTool for T {
     }
 
     fn parameters(&self) -> serde_json::Value {
-        let mut schema =
+        let schema =
             serde_json::to_value(schemars::schema_for!(T::Args)).expect("schemas serialize");
-        if let Some(object) = schema.as_object_mut() {
-            object.remove("$schema");
-            object.remove("title");
-        }
-        schema
+        compact_schema(schema)
     }
 
     async fn call(
@@ -52,6 +48,40 @@ impl<T: Tool> ErasedTool for T {
         })?;
         self.run(args, context).await
     }
+}
+
+/// The generated schema without what costs prompt tokens and tells the model nothing: the
+/// meta fields, `additionalProperties` (unknown arguments are refused when parsed anyway), and
+/// the `null` alternative and `null` default of optional arguments (an optional argument is
+/// one that is not `required`).
+fn compact_schema(mut schema: serde_json::Value) -> serde_json::Value {
+    if let Some(object) = schema.as_object_mut() {
+        for meta in ["$schema", "title", "additionalProperties"] {
+            object.remove(meta);
+        }
+    }
+    if let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(|p| p.as_object_mut())
+    {
+        for property in properties.values_mut().filter_map(|p| p.as_object_mut()) {
+            if property.get("default") == Some(&serde_json::Value::Null) {
+                property.remove("default");
+            }
+            let single_type = match property.get("type") {
+                Some(serde_json::Value::Array(types)) => {
+                    let named: Vec<&serde_json::Value> =
+                        types.iter().filter(|t| *t != "null").collect();
+                    (named.len() == 1).then(|| named[0].clone())
+                }
+                _ => None,
+            };
+            if let Some(single_type) = single_type {
+                property.insert("type".to_string(), single_type);
+            }
+        }
+    }
+    schema
 }
 
 /// What the model is told a tool can do.
@@ -267,7 +297,31 @@ mod tests {
             "What to echo back."
         );
         assert_eq!(parameters["required"], serde_json::json!(["text"]));
-        assert_eq!(parameters["additionalProperties"], false);
+        assert!(parameters.get("additionalProperties").is_none());
+    }
+
+    #[test]
+    fn optional_arguments_lose_their_null_type_and_default() {
+        let compact = compact_schema(serde_json::json!({
+            "$schema": "x", "title": "Args", "additionalProperties": false, "type": "object",
+            "required": ["a"],
+            "properties": {
+                "a": {"type": "string", "description": "kept"},
+                "b": {"type": ["string", "null"], "default": null},
+                "c": {"type": ["string", "integer", "null"], "default": 3},
+            }
+        }));
+        assert_eq!(
+            compact,
+            serde_json::json!({
+                "type": "object", "required": ["a"],
+                "properties": {
+                    "a": {"type": "string", "description": "kept"},
+                    "b": {"type": "string"},
+                    "c": {"type": ["string", "integer", "null"], "default": 3},
+                }
+            })
+        );
     }
 
     #[tokio::test]

@@ -35,9 +35,8 @@ impl Tool for SearchDocs {
     }
 
     fn description(&self) -> &'static str {
-        "Search the CrowdVision documentation (buildings, rooms, occupancy, sensors, units, roles, \
-         troubleshooting, how the platform works). Returns passages with a chunk_id; cite a passage \
-         you use with [^chunk_id]."
+        "Search the CrowdVision documentation (setup, sensors, units, roles, troubleshooting). \
+         Cite a passage you use with [^chunk_id]."
     }
 
     async fn run(

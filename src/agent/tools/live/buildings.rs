@@ -15,25 +15,25 @@ pub struct NoArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuildingArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
-    /// The room's id, as get_building gives it.
+    /// Room id (from get_building).
     pub room_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OccupancyArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
-    /// One room's id; without it, every room of the building.
+    /// Room id; omit for every room.
     #[serde(default)]
     pub room_id: Option<String>,
 }
@@ -52,8 +52,7 @@ impl Tool for ListBuildings {
     }
 
     fn description(&self) -> &'static str {
-        "List the buildings the user may see: id, name, domain and address. Use it to find a \
-         building's id from its name."
+        "The buildings the user may see (id, name, domain, address): finds a building's id."
     }
 
     async fn run(&self, _: NoArgs, context: ToolContext<'_>) -> Result<(Value, String), ToolError> {
@@ -95,7 +94,7 @@ impl Tool for GetBuilding {
     }
 
     fn description(&self) -> &'static str {
-        "One building with its rooms (id, name, floor, capacity)."
+        "A building's rooms (id, name, floor, capacity)."
     }
 
     async fn run(
@@ -118,7 +117,7 @@ impl Tool for GetRoom {
     }
 
     fn description(&self) -> &'static str {
-        "One room of a building: name, floor, capacity and its current occupancy."
+        "One room: name, floor, capacity, current occupancy."
     }
 
     async fn run(
@@ -172,7 +171,7 @@ impl Tool for GetOccupancy {
     }
 
     fn description(&self) -> &'static str {
-        "Live occupancy: people counted per room against capacity, for a building or one room."
+        "Live people count per room against capacity, for a building or one room."
     }
 
     async fn run(

@@ -25,16 +25,16 @@ const MAX_POINTS: usize = 50_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
-    /// The room's id, as get_building gives it.
+    /// Room id (from get_building).
     pub room_id: String,
-    /// The sensor type: occupancy, co2, temperature, humidity, noise, light, pm25.
+    /// occupancy, co2, temperature, humidity, noise, light or pm25.
     pub sensor_type: String,
-    /// Start of the window, RFC 3339 (2026-11-30T08:00:00Z) or a date; default 24 hours before `to`.
+    /// Window start, RFC 3339 or a date; default 24 hours before `to`.
     #[serde(default)]
     pub from: Option<String>,
-    /// End of the window, RFC 3339 or a date; default now. At most 31 days after `from`.
+    /// Window end, RFC 3339 or a date; default now.
     #[serde(default)]
     pub to: Option<String>,
 }
@@ -165,9 +165,8 @@ impl Tool for GetSensorHistory {
     }
 
     fn description(&self) -> &'static str {
-        "Readings of one sensor type of a room over a time window (default the last 24 hours, at \
-         most 31 days). Long series come back summarised: min, max, mean, first, last and time \
-         buckets."
+        "Readings of one sensor type in a room over a window (default the last 24 hours, at most \
+         31 days); long series come back summarised."
     }
 
     async fn run(

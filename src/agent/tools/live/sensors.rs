@@ -25,9 +25,9 @@ const MAX_ROOMS_READ: usize = 40;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListSensorsArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
-    /// One room's id; without it, every room of the building.
+    /// Room id; omit for every room.
     #[serde(default)]
     pub room_id: Option<String>,
 }
@@ -35,12 +35,12 @@ pub struct ListSensorsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LatestArgs {
-    /// The building's id, as list_buildings gives it.
+    /// Building id (from list_buildings).
     pub building_id: String,
-    /// One room's id; without it, every room of the building that has sensors.
+    /// Room id; omit for every room with sensors.
     #[serde(default)]
     pub room_id: Option<String>,
-    /// Only sensors of this type: occupancy, co2, temperature, humidity, noise, light, pm25.
+    /// Only this type: occupancy, co2, temperature, humidity, noise, light or pm25.
     #[serde(default)]
     pub sensor_type: Option<String>,
 }
@@ -88,9 +88,8 @@ impl Tool for ListSensors {
     }
 
     fn description(&self) -> &'static str {
-        "Which sensors are installed in a building or one room (sensor id, type, room) — the \
-         inventory, never measurements. Use it to tell 'no sensor installed' from 'no reading'; \
-         use get_latest_sensor_data or get_sensor_history for values."
+        "Sensors installed in a building or room (id, type, room), without values: tells 'no \
+         sensor installed' from 'no reading'."
     }
 
     async fn run(
@@ -133,9 +132,8 @@ impl Tool for GetLatestSensorData {
     }
 
     fn description(&self) -> &'static str {
-        "The latest reading of each sensor of a room (or of every room with sensors), optionally \
-         of one sensor type: value, unit, time and age. Sensors without a reading are listed \
-         separately."
+        "Latest reading of each sensor of a room or building (value, unit, time, age), \
+         optionally of one type."
     }
 
     async fn run(
