@@ -227,7 +227,13 @@ impl Agent {
             if let Some(streamed) = &streamed {
                 streamed.send(reply.clone());
             }
-            return Ok(self.response(reply, Decision::Answered, &model, Progress::default()));
+            return Ok(self.response(
+                reply,
+                Decision::Answered,
+                &model,
+                Progress::default(),
+                &question.text,
+            ));
         }
         let mut progress = Progress {
             needs_grounding: route == Route::Documentation
@@ -306,7 +312,7 @@ impl Agent {
                             streamed.send(answer.clone());
                         }
                     }
-                    return Ok(self.response(answer, decision, &model, progress));
+                    return Ok(self.response(answer, decision, &model, progress, &question.text));
                 }
             }
         }
@@ -403,10 +409,13 @@ impl Agent {
         decision: Decision,
         model: &str,
         progress: Progress,
+        question: &str,
     ) -> AskResponse {
         let answer = super::links::neutralise(&answer, &self.settings.link_allowed_hosts);
         let mut decision = decision;
         let mut checked = citations::check(&answer, &progress.returned_chunks);
+        let unsupported =
+            super::grounding::unsupported_markers(&checked.answer, &progress.passages);
         if checked.citations.is_empty() && decision == Decision::Answered {
             if let Some(marked) = super::grounding::attribute(&checked.answer, &progress.passages) {
                 let hallucinated = std::mem::take(&mut checked.hallucinated);
@@ -427,6 +436,15 @@ impl Agent {
             decision = Decision::Idk;
             checked = citations::check(IDK_MARKER, &progress.returned_chunks);
         }
+        if decision == Decision::Answered
+            && self.settings.require_grounded_answers
+            && progress.live_data_returned
+            && !super::grounding::numbers_grounded(&checked.answer, question, &progress.sources())
+        {
+            // Every figure of the answer is new: written from live data, it was invented.
+            decision = Decision::Idk;
+            checked = citations::check(IDK_MARKER, &progress.returned_chunks);
+        }
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;
         cost.estimated_usd = self.prices.estimate_served(&model, &progress.usage);
@@ -441,6 +459,11 @@ impl Agent {
             model,
             retrieval: RetrievalReport {
                 hallucinated_citations: checked.hallucinated,
+                unsupported_citations: if decision == Decision::Answered {
+                    unsupported
+                } else {
+                    Vec::new()
+                },
             },
         }
     }
@@ -537,6 +560,8 @@ struct Progress {
     passages: Vec<(String, String)>,
     /// A live-data tool returned data (not an error) during this answer.
     live_data_returned: bool,
+    /// What the live-data tools returned, as the model read it.
+    live_results: Vec<String>,
     /// A documentation question: an answer no passage supports is `idk`.
     needs_grounding: bool,
     /// The model the provider says answered (the last one that said).
@@ -552,6 +577,7 @@ impl Progress {
             }
         } else if outcome.ok {
             self.live_data_returned = true;
+            self.live_results.push(outcome.content.to_string());
         }
         self.trace.push(TraceEntry {
             tool: outcome.tool,
@@ -560,6 +586,17 @@ impl Progress {
             ms: outcome.ms,
             summary: outcome.summary,
         });
+    }
+}
+
+impl Progress {
+    /// Everything the answer could draw figures from: live results and passages.
+    fn sources(&self) -> Vec<String> {
+        self.live_results
+            .iter()
+            .cloned()
+            .chain(self.passages.iter().map(|(_, text)| text.clone()))
+            .collect()
     }
 }
 

@@ -65,14 +65,14 @@ pub fn classify(answer: &str, tools_called: bool) -> Decision {
     }
 }
 
-/// The sentence the library writes in place of a code the model answered with.
-pub fn library_text(answer: &str) -> Option<&'static str> {
-    if answer.contains(NO_ANSWER_CODE) {
-        Some(IDK_MARKER)
-    } else if answer.contains(OUT_OF_SCOPE_CODE) {
-        Some(REFUSAL)
-    } else {
-        None
+/// The sentence the library writes for a decision, in place of whatever the model wrote
+/// (a code, a refusal of its own wording): the text always says what the decision says, so a
+/// refusal written after tools ran reads as "I don't know", as it is recorded.
+pub fn library_text(decision: Decision) -> Option<&'static str> {
+    match decision {
+        Decision::Idk => Some(IDK_MARKER),
+        Decision::Declined => Some(REFUSAL),
+        Decision::Answered | Decision::ToolLoopExhausted => None,
     }
 }
 
@@ -187,10 +187,21 @@ mod tests {
         assert_eq!(classify("`NO_ANSWER`", false), Decision::Idk);
         assert_eq!(classify("OUT_OF_SCOPE", false), Decision::Declined);
         assert_eq!(classify("OUT_OF_SCOPE", true), Decision::Idk);
-        assert_eq!(library_text(" NO_ANSWER\n"), Some(IDK_MARKER));
-        assert_eq!(library_text("OUT_OF_SCOPE."), Some(REFUSAL));
+        assert_eq!(
+            library_text(classify(" NO_ANSWER\n", false)),
+            Some(IDK_MARKER)
+        );
+        assert_eq!(
+            library_text(classify("OUT_OF_SCOPE.", false)),
+            Some(REFUSAL)
+        );
         assert!(REFUSAL.starts_with(REFUSAL_PREFIX));
-        assert_eq!(library_text("Room 2.14 reads 612 ppm."), None);
+        let refused_after_tools = classify(REFUSAL, true);
+        assert_eq!(library_text(refused_after_tools), Some(IDK_MARKER));
+        assert_eq!(
+            library_text(classify("Room 2.14 reads 612 ppm.", true)),
+            None
+        );
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! Citations attributed in code. Pure.
+//! Support of an answer by what it was given, measured by shared key terms (numbers and content
+//! words). Pure.
 //!
-//! Small models often answer correctly from the passages and cite none of them. When an answer
-//! carries no valid marker, each of its sentences is linked to the passage that supports it
-//! best, by the overlap of key terms (numbers and content words), and the passage's marker is
-//! put after the sentence. Such citations are flagged `attributed`, so a reader can tell them
-//! from the model's own. A sentence no passage supports gets no marker.
+//! - [`attribute`]: small models often answer correctly from the passages and cite none of
+//!   them. When an answer carries no valid marker, each of its sentences is linked to the
+//!   passage that supports it best and the passage's marker is put after the sentence. Such
+//!   citations are flagged `attributed`, so a reader can tell them from the model's own. A
+//!   sentence no passage supports gets no marker.
+//! - [`unsupported_markers`]: the model's own markers whose passage shares nothing with the
+//!   sentence they follow.
+//! - [`numbers_grounded`]: whether an answer from live data states a number the tools returned.
 
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or
 /// this many content words.
@@ -118,6 +122,106 @@ pub fn attribute(answer: &str, passages: &[(String, String)]) -> Option<String> 
     attributed.then_some(out)
 }
 
+/// The chunk ids of markers in `answer` whose passage does not support the sentence the
+/// marker ends (no shared number, fewer than [`MIN_SHARED_WORDS`] shared words). Markers of
+/// chunks not in `passages` are not judged here: they are invented, and removed elsewhere.
+pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<String> {
+    let mut unsupported = Vec::new();
+    for sentence in sentences(answer) {
+        let wanted = terms(&strip_markers(sentence));
+        for id in marker_ids(sentence) {
+            let Some((_, text)) = passages.iter().find(|(chunk, _)| *chunk == id) else {
+                continue;
+            };
+            if !wanted.support_in(&terms(text)).is_enough() && !unsupported.contains(&id) {
+                unsupported.push(id);
+            }
+        }
+    }
+    unsupported
+}
+
+/// Whether an answer written from live data is grounded in it: an answer that states figures
+/// of its own (numbers the question does not hold, such as the digits of a room id it repeats)
+/// must state at least one that the tool results (`sources`) hold. One is enough, so that
+/// totals and percentages worked out from returned figures pass; an answer whose every figure
+/// is new was invented. A decimal comma reads as a point (`20,2` = `20.2`), and a rounded figure
+/// matches the longer one it was rounded from (`20.2` in `20.23`).
+pub fn numbers_grounded(answer: &str, question: &str, sources: &[String]) -> bool {
+    let asked = terms(question).numbers;
+    let stated: Vec<String> = terms(&strip_markers(answer))
+        .numbers
+        .into_iter()
+        .filter(|n| !asked.contains(n))
+        .collect();
+    if stated.is_empty() {
+        return true;
+    }
+    // Compact JSON writes lists as `400,410`: a comma there separates numbers.
+    let known: Vec<String> = sources
+        .iter()
+        .flat_map(|s| terms(&s.replace(',', ", ")).numbers)
+        .collect();
+    stated.iter().any(|number| {
+        known
+            .iter()
+            .any(|k| k == number || (number.contains('.') && k.starts_with(number.as_str())))
+    })
+}
+
+/// A number as written, in one form: commas before groups of three digits are thousands
+/// separators (`1,000` → 1000), any other comma is a decimal comma (`20,2` → 20.2).
+fn read_number(token: &str) -> String {
+    let mut parts = token.split(',');
+    let mut number = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let thousands = part.len() >= 3 && part[..3].chars().all(|c| c.is_ascii_digit());
+        if !thousands {
+            number.push('.');
+        }
+        number.push_str(part);
+    }
+    number
+}
+
+/// The length of the `[^id]` markers at the very start of `text`.
+fn markers_at(text: &str) -> usize {
+    let mut length = 0;
+    while text[length..].starts_with("[^") {
+        match text[length..].find(']') {
+            Some(end) => length += end + 1,
+            None => break,
+        }
+    }
+    length
+}
+
+/// The chunk ids of the `[^id]` markers in `text`.
+fn marker_ids(text: &str) -> Vec<String> {
+    text.split("[^")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(']').map(|(id, _)| id.to_string()))
+        .collect()
+}
+
+/// `text` without its `[^id]` markers, whose ids would otherwise count as terms.
+fn strip_markers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[^") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find(']') {
+            Some(end) => rest = &rest[start + end + 1..],
+            None => {
+                rest = &rest[start..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The sentences of `text`, each with its trailing whitespace, covering all of it. A full stop
 /// between digits (`20.2`) does not end a sentence.
 fn sentences(text: &str) -> Vec<&str> {
@@ -125,14 +229,20 @@ fn sentences(text: &str) -> Vec<&str> {
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
-        let next = chars.peek().map(|&(_, n)| n);
+        let after = i + c.len_utf8();
+        // Markers right after the full stop belong to the sentence they end.
+        let markers = markers_at(&text[after..]);
+        let next = text[after + markers..].chars().next();
         let ends = match c {
             '\n' => true,
             '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
             _ => false,
         };
         if ends {
-            let mut end = i + c.len_utf8();
+            while chars.peek().is_some_and(|&(j, _)| j < after + markers) {
+                chars.next();
+            }
+            let mut end = after + markers;
             while let Some(&(j, n)) = chars.peek() {
                 if !n.is_whitespace() {
                     break;
@@ -193,7 +303,7 @@ fn terms(text: &str) -> Terms {
             continue;
         }
         if token.chars().any(|c| c.is_ascii_digit()) {
-            let number = token.replace(',', "");
+            let number = read_number(token);
             if !found.numbers.contains(&number) {
                 found.numbers.push(number);
             }
@@ -260,10 +370,64 @@ mod tests {
     }
 
     #[test]
+    fn a_model_marker_on_a_sentence_its_passage_does_not_support_is_flagged() {
+        let answer = "Indoor air is poor from 1000 ppm.[^co2#bands] Admins can delete \
+                      the moon.[^co2#bands] Business admins manage every building.[^roles#admin] \
+                      Invented.[^nowhere]";
+        assert_eq!(unsupported_markers(answer, &passages()), vec!["co2#bands"]);
+        assert!(unsupported_markers("Poor from 1000 ppm.[^co2#bands]", &passages()).is_empty());
+    }
+
+    #[test]
+    fn a_live_answer_needs_one_number_the_tools_returned() {
+        let sources = vec![
+            r#"{"rooms":[{"id":"hq-101","people":6,"capacity":12}],"co2":20.23,"v":[3,4]}"#
+                .to_string(),
+        ];
+        let question = "How many people are in hq-101?";
+        assert!(numbers_grounded(
+            "Room hq-101 has 6 people.",
+            question,
+            &sources
+        ));
+        assert!(numbers_grounded(
+            "6 of 12 seats, 50% full.",
+            question,
+            &sources
+        ));
+        assert!(numbers_grounded("Es sind 20,2 ppm.", question, &sources));
+        assert!(numbers_grounded("Then 4.", question, &sources));
+        assert!(numbers_grounded(
+            "No one is counted there.",
+            question,
+            &sources
+        ));
+        assert!(!numbers_grounded(
+            "The building has 5 elevators.",
+            question,
+            &sources
+        ));
+        assert!(!numbers_grounded(
+            "It reads 7 people.[^hq-101]",
+            question,
+            &sources
+        ));
+        assert!(!numbers_grounded(
+            "Room hq-101 has 9 people.",
+            question,
+            &sources
+        ));
+    }
+
+    #[test]
     fn decimals_do_not_split_sentences() {
         assert_eq!(
             sentences("It reads 20.2 °C. Fine!\nNext"),
             vec!["It reads 20.2 °C. ", "Fine!\n", "Next"]
+        );
+        assert_eq!(
+            sentences("Poor.[^a][^b] Good.[^c]"),
+            vec!["Poor.[^a][^b] ", "Good.[^c]"]
         );
     }
 }

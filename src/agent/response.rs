@@ -36,6 +36,10 @@ pub struct RetrievalReport {
     #[serde(serialize_with = "count", deserialize_with = "placeholders")]
     #[schema(value_type = u64)]
     pub hallucinated_citations: Vec<String>,
+    /// The model's own markers whose passage does not support the sentence they end (no
+    /// shared figure or key term): kept in the answer, flagged here for a reader to check.
+    #[serde(default)]
+    pub unsupported_citations: Vec<String>,
 }
 
 fn count<S: serde::Serializer>(ids: &[String], serializer: S) -> Result<S::Ok, S::Error> {

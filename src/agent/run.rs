@@ -47,7 +47,7 @@ impl LoopState {
             };
         }
         let decision = classify(&answer, self.hops > 0);
-        match library_text(&answer) {
+        match library_text(decision) {
             Some(sentence) => Step::Done {
                 answer: sentence.to_string(),
                 decision,

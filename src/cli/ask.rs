@@ -211,5 +211,12 @@ fn print_response(response: &AskResponse, args: &AskArgs) {
                 outln!("removed invented citations: {}", named.join(", "));
             }
         }
+        let unsupported = &response.retrieval.unsupported_citations;
+        if !unsupported.is_empty() {
+            outln!(
+                "citations whose passage does not support their sentence: {}",
+                unsupported.join(", ")
+            );
+        }
     }
 }

@@ -1509,3 +1509,49 @@ async fn a_documentation_answer_no_passage_supports_is_idk() {
     assert_eq!(grounded.citations[0].source, "co2.md");
     assert!(grounded.citations[0].attributed);
 }
+
+#[tokio::test]
+async fn a_live_answer_whose_every_figure_is_new_is_idk() {
+    let f = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
+            answer("Room hq-101 has 9 people.", usage(10, 2)),
+            tool_calls(&[("c2", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
+            answer(
+                "Room hq-101 has 6 people, half of its 12 seats.",
+                usage(10, 2),
+            ),
+        ],
+        &[("REQUIRE_GROUNDED_ANSWERS", "true")],
+    )
+    .await;
+    let question = "How many people are in room hq-101 of building acme-hq?";
+    let invented = ask(&f, question).await.unwrap();
+    assert_eq!(invented.decision, Decision::Idk, "{}", invented.answer);
+    assert_eq!(invented.answer, IDK_MARKER);
+    let grounded = ask(&f, question).await.unwrap();
+    assert_eq!(grounded.decision, Decision::Answered);
+    assert!(grounded.answer.contains("6 people"));
+}
+
+#[tokio::test]
+async fn a_model_marker_its_passage_does_not_support_is_flagged_and_kept() {
+    let f = fixture(Vec::new(), &[]).await;
+    let co2 = first_chunk_id(&f.retriever, "CO2 alarm threshold").await;
+    f.provider.then_forever(answer(
+        &format!("Bananas are yellow.[^{co2}] The CO2 alarm is at 1000 ppm.[^{co2}]"),
+        usage(10, 2),
+    ));
+    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert_eq!(response.retrieval.unsupported_citations, vec![co2.clone()]);
+    assert!(!response.citations[0].attributed);
+    assert!(response.answer.contains(&format!("yellow.[^{co2}]")));
+
+    f.provider.then_forever(answer(
+        &format!("The CO2 alarm is at 1000 ppm.[^{co2}]"),
+        usage(10, 2),
+    ));
+    let supported = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert!(supported.retrieval.unsupported_citations.is_empty());
+}

@@ -60,10 +60,7 @@ fn compact_schema(mut schema: serde_json::Value) -> serde_json::Value {
             object.remove(meta);
         }
     }
-    if let Some(properties) = schema
-        .get_mut("properties")
-        .and_then(|p| p.as_object_mut())
-    {
+    if let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
         for property in properties.values_mut().filter_map(|p| p.as_object_mut()) {
             if property.get("default") == Some(&serde_json::Value::Null) {
                 property.remove("default");
