@@ -51,8 +51,9 @@ start provider "$helper" provider; provider=$url
 
 serve_port=$(port)
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
+# SCOPE_CHECK=false: one model call per answer, the same work as the limit and the peer.
 DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
-  ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 \
+  ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 SCOPE_CHECK=false \
   BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/serve.out" 2> "$work/serve.err" &
 serve_pid=$!; pids+=($serve_pid)
 serve="http://127.0.0.1:$serve_port"

@@ -146,6 +146,8 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             max_question_chars: 4000,
             link_allowed_hosts: Vec::new(),
             require_grounded_answers: true,
+            // The topic check is one more model call, not agent work: measured apart.
+            scope_check: false,
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),

@@ -63,6 +63,9 @@ pub struct LlmConfig {
     pub max_question_chars: usize,
     /// `REQUIRE_GROUNDED_ANSWERS`: a documentation answer no passage supports becomes `idk`.
     pub require_grounded_answers: bool,
+    /// `SCOPE_CHECK`: a documentation question's topic is asked first, as typed JSON, and
+    /// an off-topic request is declined by the library.
+    pub scope_check: bool,
     /// Hosts answers may link to or show images from (`LINK_ALLOWED_HOSTS`).
     pub link_allowed_hosts: Vec<String>,
     /// How long one tool call may take before the model is told it timed out.
@@ -443,6 +446,7 @@ impl Config {
             max_tool_calls_per_turn: r.number("MAX_TOOL_CALLS_PER_TURN", 8, 1, 64)?,
             max_question_chars: r.number("MAX_QUESTION_CHARS", 4000, 1, 1_000_000)?,
             require_grounded_answers: r.boolean("REQUIRE_GROUNDED_ANSWERS", true)?,
+            scope_check: r.boolean("SCOPE_CHECK", true)?,
             link_allowed_hosts: r.list("LINK_ALLOWED_HOSTS"),
             tool_timeout: Duration::from_secs_f64(r.number(
                 "TOOL_TIMEOUT_SECONDS",

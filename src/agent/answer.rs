@@ -11,12 +11,15 @@
 //! against the passages returned during this answer; when the answer cites none, they are
 //! attributed in code ([`super::grounding`]). Usage and cost are summed over every model call.
 
-use super::decision::{CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE};
-use super::llm::{ChatModel, ChatRequest, LlmError, Message, TokenSink, ToolCall, ToolChoice};
+use super::decision::{CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE, REFUSAL};
+use super::llm::{
+    ChatModel, ChatRequest, LlmError, Message, ResponseSchema, TokenSink, ToolCall, ToolChoice,
+};
 use super::model_choice::{ModelChoice, ModelChoiceError};
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
 use super::routing::{route, Route};
 use super::run::{LoopState, Step};
+use super::scope::{parse_topic, Topic, TOPIC_QUESTION};
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
 use super::usage::{Cost, PriceTable, Usage};
@@ -36,9 +39,19 @@ const SEARCH_DOCS: &str = "search_docs";
 /// Prior turns kept from a conversation; older ones are dropped first.
 pub const MAX_HISTORY_MESSAGES: usize = 40;
 
-/// The system prompt, with the codes the library turns into its own sentences filled in.
-pub fn system_prompt() -> String {
-    include_str!("../../prompts/system.md").replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE)
+/// The system prompt. Without the topic check ([`super::scope`]) it also asks the model to
+/// answer an off-topic request with a code the library turns into its refusal; with the check,
+/// off-topic requests never reach the answer call, and a small model told about a refusal code
+/// uses it for questions it should answer.
+pub fn system_prompt(scope_check: bool) -> String {
+    let mut prompt = include_str!("../../prompts/system.md").to_string();
+    if !scope_check {
+        prompt.push_str(
+            &include_str!("../../prompts/out-of-scope.md")
+                .replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE),
+        );
+    }
+    prompt
 }
 
 /// Asked once when a model refuses or finds nothing although live tools returned data.
@@ -118,6 +131,8 @@ pub struct AgentSettings {
     pub link_allowed_hosts: Vec<String>,
     /// A documentation answer that no passage supports is `idk`.
     pub require_grounded_answers: bool,
+    /// A documentation question's topic is asked first; off-topic requests are declined.
+    pub scope_check: bool,
 }
 
 pub struct Agent {
@@ -143,6 +158,7 @@ impl Agent {
         authz: Arc<Authorizer>,
         prices: PriceTable,
     ) -> Agent {
+        let prompt = system_prompt(settings.scope_check);
         let schemas = tools.schemas();
         let live_schemas = schemas
             .iter()
@@ -158,7 +174,7 @@ impl Agent {
             model_choice,
             authz,
             prices,
-            system_prompt: system_prompt(),
+            system_prompt: prompt,
         }
     }
 
@@ -181,6 +197,7 @@ impl Agent {
                 max_question_chars: config.llm.max_question_chars,
                 link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
                 require_grounded_answers: config.llm.require_grounded_answers,
+                scope_check: config.llm.scope_check,
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -251,6 +268,21 @@ impl Agent {
             streamed.allow(progress.returned_chunks.keys());
         }
         let mut messages = self.opening_messages(question, passages.as_deref());
+        if route == Route::Documentation && self.settings.scope_check {
+            let topic = self.topic(&model, &messages, &mut progress).await;
+            if topic.is_some_and(|t| !t.is_in_scope()) {
+                if let Some(streamed) = &streamed {
+                    streamed.send(REFUSAL.to_string());
+                }
+                return Ok(self.response(
+                    REFUSAL.to_string(),
+                    Decision::Declined,
+                    &model,
+                    progress,
+                    &question.text,
+                ));
+            }
+        }
         let mut state = LoopState::new(self.settings.max_tool_hops);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
         let mut reasked = false;
@@ -343,6 +375,49 @@ impl Agent {
         let text = passages_text(&outcome.content);
         progress.record(&call, outcome);
         text
+    }
+
+    /// The question's topic, asked as typed JSON with the same prompt the answer call will
+    /// send (so a prefix cache serves both). `None` when the provider failed or the reply was
+    /// not the JSON asked for: then nothing is decided and the answer call goes ahead.
+    async fn topic(
+        &self,
+        model: &str,
+        messages: &[Message],
+        progress: &mut Progress,
+    ) -> Option<Topic> {
+        let mut asked = messages.to_vec();
+        asked.push(Message::user(TOPIC_QUESTION));
+        let schema = super::scope::response_schema();
+        let turn = self
+            .model
+            .chat(
+                ChatRequest {
+                    model,
+                    messages: &asked,
+                    tools: &self.schemas,
+                    temperature: 0.0,
+                    max_output_tokens: 40,
+                    response_schema: Some(ResponseSchema {
+                        name: "topic",
+                        schema: &schema,
+                    }),
+                    tool_choice: ToolChoice::Auto,
+                },
+                None,
+            )
+            .await;
+        match turn {
+            Ok(turn) => {
+                progress.usage += turn.usage;
+                progress.cost.add_provider(turn.provider_cost);
+                parse_topic(turn.message.content.as_deref().unwrap_or_default())
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the topic check failed; answering without it");
+                None
+            }
+        }
     }
 
     fn opening_messages(&self, question: &Question, passages: Option<&str>) -> Vec<Message> {
@@ -655,8 +730,14 @@ mod tests {
 
     #[test]
     fn the_system_prompt_asks_for_codes_never_for_the_library_sentences() {
-        let prompt = system_prompt();
+        let prompt = system_prompt(false);
         assert!(prompt.contains(OUT_OF_SCOPE_CODE));
+        let checked = system_prompt(true);
+        assert!(
+            !checked.contains(OUT_OF_SCOPE_CODE),
+            "the topic check declines instead"
+        );
+        assert!(prompt.starts_with(&checked));
         assert!(
             !prompt.contains(super::super::decision::NO_ANSWER_CODE),
             "no answer is decided in code"

@@ -4,7 +4,9 @@
 //! - [`tools`]: the tool port, the registry, and the tools.
 //! - [`conversation`]: the turns and totals of a `chat` session.
 //! - [`routing`]: where a question goes first (library greeting, live tools, documentation).
-//! - [`grounding`]: citations attributed in code when the model writes none.
+//! - [`scope`]: the typed topic check that declines off-topic requests.
+//! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
+//!   checked against what the tools returned.
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.
@@ -21,5 +23,6 @@ pub mod openai;
 pub mod response;
 pub mod routing;
 pub mod run;
+pub mod scope;
 pub mod tools;
 pub mod usage;

@@ -16,6 +16,7 @@ use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::response::AskResponse;
+use crowdvision_agent::agent::scope::TOPIC_QUESTION;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
@@ -256,8 +257,9 @@ async fn chains_tools_over_hops_and_keeps_only_real_citations() {
     assert_eq!(requests[0]["stream"], false);
     let first = messages(&requests[0]);
     assert_eq!(first[0]["role"], "system");
-    // The prompt asks for a code, never for the library's own sentence.
-    assert!(first[0]["content"]
+    // The prompt never asks for the library's own sentences; with the topic check on it
+    // offers no refusal code either.
+    assert!(!first[0]["content"]
         .as_str()
         .unwrap()
         .contains("OUT_OF_SCOPE"));
@@ -1554,4 +1556,66 @@ async fn a_model_marker_its_passage_does_not_support_is_flagged_and_kept() {
     ));
     let supported = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
     assert!(supported.retrieval.unsupported_citations.is_empty());
+}
+
+#[tokio::test]
+async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_call() {
+    let f = fixture(vec![answer("Roses are red.", usage(10, 2))], &[]).await;
+    f.provider.set_topic("creative_writing");
+    let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
+    assert_eq!(declined.decision, Decision::Declined);
+    assert_eq!(declined.answer, REFUSAL);
+    assert!(f.provider.requests().is_empty(), "no answer call");
+
+    // The check is the answer call's prompt plus one question, held to the topic schema.
+    let checks = f.provider.topic_checks();
+    assert_eq!(checks.len(), 1);
+    let sent = messages(&checks[0]);
+    assert!(sent[sent.len() - 2]["content"]
+        .as_str()
+        .unwrap()
+        .ends_with("Question: Write me a poem about the sea"));
+    assert_eq!(sent.last().unwrap()["content"], TOPIC_QUESTION);
+    let topics = &checks[0]["response_format"]["json_schema"]["schema"]["properties"]["topic"];
+    assert!(topics["enum"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("indoor_air_or_sensors")));
+
+    // In scope: the answer call goes ahead with the same opening messages.
+    f.provider.set_topic("indoor_air_or_sensors");
+    let answered = ask(&f, "Is there a poem on the CO2 page?").await.unwrap();
+    assert_eq!(answered.decision, Decision::Answered);
+    assert_eq!(answered.answer, "Roses are red.");
+    let answer_call = messages(&f.provider.requests()[0]).clone();
+    let check = messages(&f.provider.topic_checks()[1]).clone();
+    assert_eq!(answer_call[..], check[..check.len() - 1]);
+
+    // A live question is not checked (its tools decide), nor is anything with the check off.
+    let live = fixture(
+        vec![
+            tool_calls(&[("c1", "echo", r#"{"text":"6"}"#)], usage(10, 2)),
+            answer("6 people.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    live.provider.set_topic("maths");
+    let counted = ask(
+        &live,
+        "How many people are in room hq-101 of building acme-hq right now?",
+    )
+    .await
+    .unwrap();
+    assert_eq!(counted.decision, Decision::Answered);
+    assert!(live.provider.topic_checks().is_empty());
+    let off = fixture(
+        vec![answer("Roses are red.", usage(10, 2))],
+        &[("SCOPE_CHECK", "false")],
+    )
+    .await;
+    off.provider.set_topic("creative_writing");
+    let unchecked = ask(&off, "Write me a poem about the sea").await.unwrap();
+    assert_eq!(unchecked.answer, "Roses are red.");
+    assert!(off.provider.topic_checks().is_empty());
 }

@@ -4,6 +4,10 @@
 //! request in order, and records every request body so tests can assert on what the agent sent.
 //! When the script runs out it answers 500 "script exhausted", so a test that calls the model
 //! more often than it planned fails visibly.
+//!
+//! The agent's topic check (a request whose reply is held to the `topic` JSON schema) is
+//! answered apart, from [`ScriptedProvider::set_topic`] (default `crowdvision_platform`, with
+//! no usage), and recorded apart: the scripts and the recorded requests are the answer calls.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -53,6 +57,9 @@ struct Script {
     /// Replayed for every request once the script is done (for a model that never stops).
     forever: Arc<Mutex<Option<Reply>>>,
     requests: Arc<Mutex<Vec<(Instant, Value)>>>,
+    /// The topic every topic check is answered with; `None` until set (the default topic).
+    topic: Arc<Mutex<Option<String>>>,
+    topic_checks: Arc<Mutex<Vec<Value>>>,
 }
 
 pub struct ScriptedProvider {
@@ -97,7 +104,17 @@ impl ScriptedProvider {
         *self.script.forever.lock().unwrap() = Some(reply);
     }
 
-    /// The request bodies received so far, in order.
+    /// Answer topic checks with this topic from now on.
+    pub fn set_topic(&self, topic: &str) {
+        *self.script.topic.lock().unwrap() = Some(topic.to_string());
+    }
+
+    /// The topic-check request bodies received so far, in order.
+    pub fn topic_checks(&self) -> Vec<Value> {
+        self.script.topic_checks.lock().unwrap().clone()
+    }
+
+    /// The request bodies received so far (topic checks apart), in order.
     pub fn requests(&self) -> Vec<Value> {
         self.script
             .requests
@@ -120,6 +137,15 @@ impl ScriptedProvider {
 }
 
 async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
+    if body["response_format"]["json_schema"]["name"] == "topic" {
+        let topic = script.topic.lock().unwrap().clone();
+        let topic = topic.unwrap_or_else(|| "crowdvision_platform".to_string());
+        script.topic_checks.lock().unwrap().push(body);
+        return play(Some(answer(
+            &json!({ "topic": topic }).to_string(),
+            usage(0, 0),
+        )));
+    }
     let rule = script.rule.lock().unwrap().clone();
     let ruled = rule.and_then(|rule| rule(&body));
     script.requests.lock().unwrap().push((Instant::now(), body));

@@ -1,0 +1,136 @@
+//! Whether a question is for this assistant at all, decided from a typed field rather than from
+//! the model's wording.
+//!
+//! Before a documentation question is answered, the model is asked once which topic the
+//! question is about, with the reply held to a JSON schema whose `topic` is one of [`Topic`]'s
+//! names. Off-topic requests (general knowledge, maths, code, writing …) are then declined by the
+//! library without an answer call. Small models classify far better among named topics than
+//! they answer "is this in scope?" with a yes or no, and far better than they follow an
+//! instruction to write a refusal code instead of the poem they were asked for.
+//!
+//! The check is sent with the same system prompt, tools and messages as the answer call that
+//! follows, plus one question at the end: a provider that caches prompt prefixes (llama.cpp,
+//! the large hosted APIs) computes the shared prefix once for both calls.
+
+use serde::Deserialize;
+
+/// Asked after the conversation; the reply is held to [`response_schema`].
+pub const TOPIC_QUESTION: &str = "Which topic is the question above about? Reply in JSON.";
+
+/// The topics a question may be classified under. The names are what the model reads, so they
+/// say what they cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topic {
+    IndoorAirOrSensors,
+    BuildingsRoomsOrOccupancy,
+    CrowdvisionPlatform,
+    GeneralKnowledge,
+    Maths,
+    Programming,
+    CreativeWriting,
+    Translation,
+    Cooking,
+    OtherProduct,
+    PersonalAdvice,
+    RolePlay,
+}
+
+impl Topic {
+    const ALL: [Topic; 12] = [
+        Topic::IndoorAirOrSensors,
+        Topic::BuildingsRoomsOrOccupancy,
+        Topic::CrowdvisionPlatform,
+        Topic::GeneralKnowledge,
+        Topic::Maths,
+        Topic::Programming,
+        Topic::CreativeWriting,
+        Topic::Translation,
+        Topic::Cooking,
+        Topic::OtherProduct,
+        Topic::PersonalAdvice,
+        Topic::RolePlay,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic::IndoorAirOrSensors => "indoor_air_or_sensors",
+            Topic::BuildingsRoomsOrOccupancy => "buildings_rooms_or_occupancy",
+            Topic::CrowdvisionPlatform => "crowdvision_platform",
+            Topic::GeneralKnowledge => "general_knowledge",
+            Topic::Maths => "maths",
+            Topic::Programming => "programming",
+            Topic::CreativeWriting => "creative_writing",
+            Topic::Translation => "translation",
+            Topic::Cooking => "cooking",
+            Topic::OtherProduct => "other_product",
+            Topic::PersonalAdvice => "personal_advice",
+            Topic::RolePlay => "role_play",
+        }
+    }
+
+    /// Whether this assistant answers questions of this topic.
+    pub fn is_in_scope(self) -> bool {
+        matches!(
+            self,
+            Topic::IndoorAirOrSensors
+                | Topic::BuildingsRoomsOrOccupancy
+                | Topic::CrowdvisionPlatform
+        )
+    }
+}
+
+/// The JSON schema the topic reply is held to.
+pub fn response_schema() -> serde_json::Value {
+    let names: Vec<&str> = Topic::ALL.iter().map(|t| t.name()).collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": {"topic": {"type": "string", "enum": names}},
+        "required": ["topic"],
+        "additionalProperties": false
+    })
+}
+
+/// The topic of a reply, or `None` when the reply is not the JSON asked for (a provider that
+/// ignored the schema, a model that called a tool instead): then nothing is decided.
+pub fn parse_topic(reply: &str) -> Option<Topic> {
+    #[derive(Deserialize)]
+    struct Reply {
+        topic: Topic,
+    }
+    let text = reply
+        .trim()
+        .trim_start_matches("```json")
+        .trim_start_matches("```")
+        .trim_end_matches("```")
+        .trim();
+    serde_json::from_str::<Reply>(text).ok().map(|r| r.topic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_topic_is_in_the_schema_under_the_name_it_parses_from() {
+        let schema = response_schema();
+        let names = schema["properties"]["topic"]["enum"].as_array().unwrap();
+        assert_eq!(names.len(), Topic::ALL.len());
+        for topic in Topic::ALL {
+            let reply = format!(r#"{{"topic": "{}"}}"#, topic.name());
+            assert_eq!(parse_topic(&reply), Some(topic));
+        }
+        assert_eq!(Topic::ALL.iter().filter(|t| t.is_in_scope()).count(), 3);
+    }
+
+    #[test]
+    fn anything_but_the_asked_json_decides_nothing() {
+        assert_eq!(
+            parse_topic("```json\n{\"topic\": \"maths\"}\n```"),
+            Some(Topic::Maths)
+        );
+        assert_eq!(parse_topic("maths"), None);
+        assert_eq!(parse_topic(r#"{"topic": "weather"}"#), None);
+        assert_eq!(parse_topic(""), None);
+    }
+}
