@@ -71,9 +71,9 @@ pub struct EvalArgs {
     /// EVAL_JWT_SECRET for its `as:` caller.
     #[arg(long, value_name = "URL")]
     server: Option<String>,
-    /// The fixture --sim serves.
-    #[arg(long, value_name = "FILE", default_value = "datasets/sim/campus.yaml")]
-    sim_fixture: PathBuf,
+    /// The fixture --sim serves [default: the built-in campus]
+    #[arg(long, value_name = "FILE")]
+    sim_fixture: Option<PathBuf>,
 }
 
 pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
@@ -107,7 +107,7 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
     }
     config.require_api_key()?;
     let _sim = if args.sim {
-        Some(start_sim(&args.sim_fixture, &mut config).await?)
+        Some(start_sim(args.sim_fixture.as_deref(), &mut config).await?)
     } else {
         None
     };
@@ -279,9 +279,13 @@ fn warn_same_family(judge_model: &str, models: &[String]) {
     }
 }
 
-async fn start_sim(fixture_path: &Path, config: &mut Config) -> Result<SimHandle> {
-    let fixture = Fixture::load(fixture_path)
-        .with_context(|| format!("--sim-fixture {}", fixture_path.display()))?;
+async fn start_sim(fixture_path: Option<&Path>, config: &mut Config) -> Result<SimHandle> {
+    let fixture = Fixture::load_or_campus(fixture_path).with_context(|| {
+        format!(
+            "--sim-fixture {}",
+            fixture_path.unwrap_or(Path::new("")).display()
+        )
+    })?;
     let handle = sim::start(fixture, "127.0.0.1:0".parse()?)
         .await
         .context("starting the simulator on loopback")?;

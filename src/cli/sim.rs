@@ -10,16 +10,17 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
-    /// The world to serve: buildings, rooms, occupancy, sensors, readings.
-    #[arg(long, value_name = "FILE", default_value = "datasets/sim/campus.yaml")]
-    fixture: PathBuf,
+    /// The world to serve: buildings, rooms, occupancy, sensors, readings [default: the built-in
+    /// campus of datasets/sim/campus.yaml]
+    #[arg(long, value_name = "FILE")]
+    fixture: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010")]
     bind: SocketAddr,
 }
 
 pub async fn run(args: SimArgs) -> Result<ExitCode> {
-    let fixture = Fixture::load(&args.fixture)?;
+    let fixture = Fixture::load_or_campus(args.fixture.as_deref())?;
     let rooms: usize = fixture.buildings.iter().map(|b| b.rooms.len()).sum();
     let summary = format!(
         "{} buildings, {rooms} rooms, {} sensors",
@@ -33,7 +34,9 @@ pub async fn run(args: SimArgs) -> Result<ExitCode> {
     eprintln!(
         "sim: serving {} ({summary}) at {url}\n  TWIN_SERVICE_URL={url} SENSOR_SERVICE_URL={url}\n  \
          request log: GET {url}/_sim/requests · faults: PUT {url}/_sim/faults · Ctrl-C stops",
-        args.fixture.display(),
+        args.fixture
+            .as_deref()
+            .map_or("the built-in campus".into(), |p| p.display().to_string()),
     );
     tokio::select! {
         _ = handle.wait() => {}

@@ -110,7 +110,24 @@ pub struct Fixture {
     pub history: HashMap<String, Vec<Sample>>,
 }
 
+/// The shipped campus, as YAML.
+pub const CAMPUS_YAML: &str = include_str!("../../datasets/sim/campus.yaml");
+
 impl Fixture {
+    /// The campus the project ships (`datasets/sim/campus.yaml`), built into the binary so that
+    /// `sim` and `eval --sim` work from any folder.
+    pub fn campus() -> Fixture {
+        Fixture::parse(CAMPUS_YAML, Utc::now()).expect("the shipped campus fixture parses")
+    }
+
+    /// The fixture at `path`, or the built-in campus when `path` is `None`.
+    pub fn load_or_campus(path: Option<&Path>) -> Result<Fixture, FixtureError> {
+        match path {
+            Some(path) => Fixture::load(path),
+            None => Ok(Fixture::campus()),
+        }
+    }
+
     pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
         let text = std::fs::read_to_string(path).map_err(|e| FixtureError::Read {
             path: path.display().to_string(),
@@ -335,9 +352,7 @@ history:
 
     #[test]
     fn the_shipped_campus_fixture_loads_and_has_what_tests_need() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/sim/campus.yaml");
-        let fixture = Fixture::load(&path).unwrap();
+        let fixture = Fixture::campus();
         let domains: HashSet<&str> = fixture
             .buildings
             .iter()

@@ -565,3 +565,51 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
         "an unusable caller is a usage error"
     );
 }
+
+/// A child process killed when the test ends, passed or not.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn sim_serves_the_built_in_campus_from_any_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = Running(
+        agent(dir.path())
+            .args(["sim", "--bind", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // The reader stays open while the sim runs: it writes more lines after the first.
+    let mut log = std::io::BufReader::new(sim.0.stderr.take().unwrap());
+    let mut first_line = String::new();
+    std::io::BufRead::read_line(&mut log, &mut first_line).unwrap();
+    assert!(first_line.contains("built-in campus"), "{first_line}");
+    let url = first_line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("{first_line}"))
+        .to_string();
+    let buildings: Value = crowdvision_agent::http::client_builder()
+        .build()
+        .unwrap()
+        .get(format!("{url}/buildings"))
+        .header(
+            "x-gateway-claims",
+            r#"{"sub":"a","memberships":[{"domain":"acme","role":"admin"}]}"#,
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(buildings.to_string().contains("acme-hq"), "{buildings}");
+}
