@@ -48,6 +48,7 @@ fn is_usage(error: &anyhow::Error) -> bool {
             || matches!(
                 cause.downcast_ref::<IngestError>(),
                 Some(IngestError::Store(StoreError::EmbeddingMismatch { .. }))
+                    | Some(IngestError::MissingRoot(_))
             )
     })
 }

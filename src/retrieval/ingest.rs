@@ -160,8 +160,13 @@ impl Ingestor {
         inline: Vec<SourceFile>,
         progress: &dyn Progress,
     ) -> Result<IngestSummary, IngestError> {
-        if let Some(missing) = options.roots.iter().find(|r| !r.exists()) {
-            return Err(IngestError::MissingRoot(missing.clone()));
+        // A missing path among others is one failed source (the others are still ingested);
+        // when nothing at all could be read, the run is refused as a whole.
+        let all_missing = options.roots.iter().all(|r| !r.exists());
+        if all_missing && inline.is_empty() {
+            if let Some(missing) = options.roots.first() {
+                return Err(IngestError::MissingRoot(missing.clone()));
+            }
         }
         self.check_embedding(options.dry_run).await?;
         let stored = self.store.documents().await?;

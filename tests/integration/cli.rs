@@ -240,6 +240,13 @@ fn exit_codes_follow_the_table() {
             2,
         ),
         (&["ingest", "docs"], &[("EMBEDDING_DIM", "128")], 2),
+        // One missing path among others fails alone; only missing paths is a usage error.
+        (
+            &["ingest", "nowhere", "docs"],
+            &[("EMBEDDING_DIM", "64")],
+            1,
+        ),
+        (&["ingest", "nowhere"], &[("EMBEDDING_DIM", "64")], 2),
         (&["search"], &[], 2),
         (&["search", "x"], &[("EMBEDDING_DIM", "0")], 2),
     ];

@@ -259,15 +259,29 @@ async fn two_first_ingests_into_an_empty_postgres_store() {
 }
 
 #[test]
-fn a_missing_path_is_a_clear_error() {
+fn a_missing_path_fails_alone_and_the_others_are_ingested() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
     let run = ingest(dir.path(), &url, &["no-such-folder"]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2, "nothing to read is a usage error");
     assert!(
         run.stderr.contains("no such file or folder"),
         "{}",
         run.stderr
+    );
+
+    write(
+        &dir.path().join("docs/page.md"),
+        "# Page\n\nSome text about sensors.\n",
+    );
+    let run = ingest(dir.path(), &url, &["no-such-folder", "docs"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(count(&run, "added"), 1);
+    assert_eq!(count(&run, "failed"), 1);
+    assert!(
+        run.summary.to_string().contains("no-such-folder"),
+        "{}",
+        run.summary
     );
 }
 
