@@ -34,9 +34,9 @@ pub struct AskArgs {
     /// Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE).
     #[arg(long)]
     model: Option<String>,
-    /// Passages search_docs returns (1 to 50; default TOP_K_FINAL).
-    #[arg(long)]
-    top_k: Option<usize>,
+    /// Passages search_docs returns: 1 to 50 (default TOP_K_FINAL).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=50))]
+    top_k: Option<u64>,
     /// Also print the tool trace, usage and cost.
     #[arg(short, long)]
     verbose: bool,
@@ -95,7 +95,7 @@ pub async fn build_agent(config: &Config) -> Result<Agent> {
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {
     let question = Question {
         model: args.model.clone(),
-        top_k: args.top_k,
+        top_k: args.top_k.map(|k| k as usize),
         ..Question::new(args.question.as_str())
     };
     let answerer = Answerer::build(&config, caller, args.server.as_deref()).await?;

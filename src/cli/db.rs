@@ -32,7 +32,11 @@ enum DbAction {
 }
 
 pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
-    let store = store::open(&config.store.location).await?;
+    // Only `migrate` creates a store; looking at or resetting one that is not there says so.
+    let store = match args.action {
+        DbAction::Migrate => store::open(&config.store.location).await?,
+        _ => store::open_existing(&config.store.location).await?,
+    };
     match args.action {
         DbAction::Migrate => {
             let applied = store.migrate(config.embedding.dim).await?;

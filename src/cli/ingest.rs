@@ -74,6 +74,18 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
             );
         }
     }
+    if summary.sources.is_empty() {
+        eprintln!(
+            "no Markdown found under {}: ingest reads .md, .markdown, .qmd and .qd files (hidden \
+             files and folders are skipped); name the folder that holds your pages",
+            options
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     Ok(if summary.failed > 0 {
         ExitCode::FAILURE
     } else {

@@ -10,11 +10,12 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// The question or keywords.
+    /// The question or keywords (not empty).
+    #[arg(value_parser = non_empty_query)]
     query: String,
-    /// How many results (default TOP_K_FINAL, at most 50).
-    #[arg(long, short = 'k')]
-    top_k: Option<usize>,
+    /// How many results: 1 to 50 (default TOP_K_FINAL).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u64).range(1..=50))]
+    top_k: Option<u64>,
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
@@ -32,8 +33,21 @@ pub async fn run(
     let retriever = Retriever::from_config(&config).await?;
     retriever.check_store().await?;
     let results = retriever
-        .search(&args.query, &user, args.top_k, SearchMode::Hybrid)
+        .search(
+            &args.query,
+            &user,
+            args.top_k.map(|k| k as usize),
+            SearchMode::Hybrid,
+        )
         .await?;
+    if results.is_empty() && !args.json {
+        eprintln!(
+            "no passage matched \"{}\" that this caller may read; try other words, or check \
+             the caller (--claims/--token) and what `crowdvision-agent db status` says is stored",
+            args.query
+        );
+        return Ok(ExitCode::from(1));
+    }
     let plans = if args.explain {
         Some(
             retriever
@@ -58,4 +72,13 @@ pub async fn run(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A query with something to search for: an empty one would return arbitrary passages.
+pub fn non_empty_query(query: &str) -> Result<String, String> {
+    if query.trim().is_empty() {
+        Err("the query is empty: give the words or the question to search for".to_string())
+    } else {
+        Ok(query.to_string())
+    }
 }

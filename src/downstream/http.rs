@@ -100,7 +100,7 @@ impl Endpoint {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| transport_error(service, e))?;
+            .map_err(|e| transport_error(service, &self.base, e))?;
         let status = response.status();
         if matches!(status.as_u16(), 401 | 403 | 404) {
             return Err(DownstreamError::NotFound(service));
@@ -121,7 +121,7 @@ impl Endpoint {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| transport_error(service, e))?
+            .map_err(|e| transport_error(service, &self.base, e))?
         {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
                 return Err(DownstreamError::TooLarge(service));
@@ -132,11 +132,24 @@ impl Endpoint {
     }
 }
 
-fn transport_error(service: Service, error: reqwest::Error) -> DownstreamError {
+/// The model is told only which service failed; the operator's log names where it was looked
+/// for and how to get one for trying things out.
+fn transport_error(service: Service, base: &Url, error: reqwest::Error) -> DownstreamError {
     if error.is_timeout() {
         DownstreamError::Timeout(service)
     } else {
-        tracing::warn!(%service, error = %error.without_url(), "downstream request failed");
+        let hint = if error.is_connect() {
+            "nothing answers there: is it running? `crowdvision-agent sim` serves both \
+             services from a built-in campus for trying things out"
+        } else {
+            "the request failed"
+        };
+        tracing::warn!(
+            %service,
+            url = %base,
+            error = %error.without_url(),
+            "cannot reach {service} at {base}: {hint}"
+        );
         DownstreamError::Unavailable {
             service,
             status: None,

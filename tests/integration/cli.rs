@@ -248,8 +248,47 @@ fn exit_codes_follow_the_table() {
         ),
         (&["ingest", "nowhere"], &[("EMBEDDING_DIM", "64")], 2),
         (&["search"], &[], 2),
+        (&["search", " "], &[("EMBEDDING_DIM", "64")], 2),
+        (
+            &["search", "sensors", "-k", "0"],
+            &[("EMBEDDING_DIM", "64")],
+            2,
+        ),
+        (
+            &["search", "sensors", "-k", "51"],
+            &[("EMBEDDING_DIM", "64")],
+            2,
+        ),
+        (&["ask", "hello", "--top-k", "0"], &[], 2),
         (&["search", "x"], &[("EMBEDDING_DIM", "0")], 2),
     ];
+    // Looking at a store that is not there says so and creates nothing.
+    let missing = root.join("nothing-here.sqlite");
+    let status = agent(root)
+        .env("DATABASE_URL", format!("sqlite://{}", missing.display()))
+        .args(["db", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1));
+    assert!(
+        stderr(&status).contains("crowdvision-agent ingest"),
+        "{}",
+        stderr(&status)
+    );
+    assert!(!missing.exists());
+    // A refused PostgreSQL connection fails at once, naming where it looked.
+    let refused = agent(root)
+        .env("DATABASE_URL", "postgres://someone@127.0.0.1:1/kb")
+        .args(["db", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("127.0.0.1:1"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(stderr(&refused).contains("refused"), "{}", stderr(&refused));
     for (args, env, expected) in table {
         let output = agent(root)
             .env("DATABASE_URL", &db)

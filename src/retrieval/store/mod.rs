@@ -248,6 +248,17 @@ pub async fn open_existing(location: &StoreLocation) -> Result<Arc<dyn ChunkStor
     open(location).await
 }
 
+/// Why a connection failed, in a user's words for the common cases.
+fn connect_failure(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "connection refused: is PostgreSQL running and listening there?".to_string()
+        }
+        sqlx::Error::PoolTimedOut => "no answer within 10 s".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Opens the configured store (creating the SQLite file and its folder when needed).
 pub async fn open(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, StoreError> {
     match location {
@@ -256,7 +267,7 @@ pub async fn open(location: &StoreLocation) -> Result<Arc<dyn ChunkStore>, Store
                 .await
                 .map_err(|e| StoreError::Connect {
                     location: redact(url),
-                    message: e.to_string(),
+                    message: connect_failure(&e),
                 })?,
         )),
         StoreLocation::Sqlite(path) => Ok(Arc::new(sqlite::SqliteStore::open(path).await?)),

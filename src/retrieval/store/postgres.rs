@@ -90,10 +90,22 @@ pub struct PostgresStore {
 
 impl PostgresStore {
     pub async fn connect(url: &str) -> Result<PostgresStore, sqlx::Error> {
+        // One plain connection first: a refused or unknown server fails here at once, where
+        // the pool would retry it until its acquire timeout and report only "timed out".
+        let options: sqlx::postgres::PgConnectOptions = url.parse()?;
+        sqlx::Connection::close(
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                <sqlx::PgConnection as sqlx::Connection>::connect_with(&options),
+            )
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)??,
+        )
+        .await?;
         let pool = PgPoolOptions::new()
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(10))
-            .connect(url)
+            .connect_with(options)
             .await?;
         Ok(PostgresStore {
             pool,
