@@ -267,9 +267,8 @@ impl Agent {
         if let Some(streamed) = &streamed {
             streamed.allow(progress.returned_chunks.keys());
         }
-        let mut messages = self.opening_messages(question, passages.as_deref());
         if route == Route::Documentation && self.settings.scope_check {
-            let topic = self.topic(&model, &messages, &mut progress).await;
+            let topic = self.topic(&model, question, &mut progress).await;
             if topic.is_some_and(|t| !t.is_in_scope()) {
                 if let Some(streamed) = &streamed {
                     streamed.send(REFUSAL.to_string());
@@ -283,6 +282,7 @@ impl Agent {
                 ));
             }
         }
+        let mut messages = self.opening_messages(question, passages.as_deref());
         let mut state = LoopState::new(self.settings.max_tool_hops);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
         let mut reasked = false;
@@ -377,16 +377,22 @@ impl Agent {
         text
     }
 
-    /// The question's topic, asked as typed JSON with the same prompt the answer call will
-    /// send (so a prefix cache serves both). `None` when the provider failed or the reply was
+    /// The question's topic, asked as typed JSON: the system prompt, the conversation and the
+    /// question, without tools or passages. `None` when the provider failed or the reply was
     /// not the JSON asked for: then nothing is decided and the answer call goes ahead.
     async fn topic(
         &self,
         model: &str,
-        messages: &[Message],
+        question: &Question,
         progress: &mut Progress,
     ) -> Option<Topic> {
-        let mut asked = messages.to_vec();
+        let mut asked = self.opening_messages(question, None);
+        if let Some(last) = asked.last_mut() {
+            *last = Message::user(format!(
+                "Question: {}",
+                crate::text::strip_invisible(&question.text)
+            ));
+        }
         asked.push(Message::user(TOPIC_QUESTION));
         let schema = super::scope::response_schema();
         let turn = self
@@ -395,7 +401,7 @@ impl Agent {
                 ChatRequest {
                     model,
                     messages: &asked,
-                    tools: &self.schemas,
+                    tools: &[],
                     temperature: 0.0,
                     max_output_tokens: 40,
                     response_schema: Some(ResponseSchema {

@@ -8,9 +8,11 @@
 //! they answer "is this in scope?" with a yes or no, and far better than they follow an
 //! instruction to write a refusal code instead of the poem they were asked for.
 //!
-//! The check is sent with the same system prompt, tools and messages as the answer call that
-//! follows, plus one question at the end: a provider that caches prompt prefixes (llama.cpp,
-//! the large hosted APIs) computes the shared prefix once for both calls.
+//! The check sends the system prompt, the conversation and the question alone: no tools and no
+//! passages. With the passages in the request the local 1.5B model called 14 of 23
+//! documentation questions off-topic; with the question alone it sorted 18 of 18 probe
+//! questions (ten off-topic, eight in scope) correctly. It is a short request (about 230
+//! prompt tokens) with a reply of a dozen tokens.
 
 use serde::Deserialize;
 
@@ -28,6 +30,7 @@ pub enum Topic {
     GeneralKnowledge,
     Maths,
     Programming,
+    #[serde(rename = "poem_story_or_other_writing")]
     CreativeWriting,
     Translation,
     Cooking,
@@ -60,7 +63,7 @@ impl Topic {
             Topic::GeneralKnowledge => "general_knowledge",
             Topic::Maths => "maths",
             Topic::Programming => "programming",
-            Topic::CreativeWriting => "creative_writing",
+            Topic::CreativeWriting => "poem_story_or_other_writing",
             Topic::Translation => "translation",
             Topic::Cooking => "cooking",
             Topic::OtherProduct => "other_product",
