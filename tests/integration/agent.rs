@@ -1561,7 +1561,7 @@ async fn a_model_marker_its_passage_does_not_support_is_flagged_and_kept() {
 #[tokio::test]
 async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_call() {
     let f = fixture(vec![answer("Roses are red.", usage(10, 2))], &[]).await;
-    f.provider.set_topic("creative_writing");
+    f.provider.set_topic("poem_story_or_other_writing");
     let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
     assert_eq!(declined.decision, Decision::Declined);
     assert_eq!(declined.answer, REFUSAL);
@@ -1616,7 +1616,7 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
         &[("SCOPE_CHECK", "false")],
     )
     .await;
-    off.provider.set_topic("creative_writing");
+    off.provider.set_topic("poem_story_or_other_writing");
     let unchecked = ask(&off, "Write me a poem about the sea").await.unwrap();
     assert_eq!(unchecked.answer, "Roses are red.");
     assert!(off.provider.topic_checks().is_empty());
