@@ -9,7 +9,7 @@
 use crate::provider::{
     answer, streamed_answer, streamed_tool_calls, tool_calls, usage, ScriptedProvider,
 };
-use crate::util::{agent, in_ci, repo_root, stderr, write, TestDatabase};
+use crate::util::{agent, in_ci, repo_root, skipped, stderr, write, TestDatabase};
 use crowdvision_agent::auth::jwt::sign_hs256;
 use crowdvision_agent::sim::{self, Fixture};
 use serde_json::{json, Value};
@@ -88,7 +88,10 @@ async fn two_replicas_behind_caddy_answer_stream_and_survive_a_stop() {
             !in_ci(),
             "caddy is not installed and CI=true (scripts/provision-caddy)"
         );
-        eprintln!("SKIPPED: caddy is not installed (scripts/provision-caddy installs it)");
+        skipped(
+            "proxy test",
+            "caddy is not installed (scripts/provision-caddy installs it)",
+        );
         return;
     }
     let Some(db) = TestDatabase::create().await else {
