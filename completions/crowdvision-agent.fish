@@ -61,7 +61,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chun
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -l json -d 'One JSON object a line: source, ordinal, section, kind, tokens, text'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand chunk" -s V -l version -d 'Print version'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s k -l top-k -d 'How many results (default TOP_K_FINAL, at most 50)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s k -l top-k -d 'How many results: 1 to 50 (default TOP_K_FINAL)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
@@ -70,7 +70,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sear
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand search" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l model -d 'Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l top-k -d 'Passages search_docs returns (1 to 50; default TOP_K_FINAL)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l top-k -d 'Passages search_docs returns: 1 to 50 (default TOP_K_FINAL)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l server -d 'Ask a running `serve` at this URL (e.g. http://localhost:3000 or …/agent) instead of answering in this process' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ask" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
@@ -100,7 +100,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l markdown -d 'Write a Markdown summary (for a pull-request comment)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l baseline -d 'A previous --json report: print new failures, fixed cases and the pass-rate change' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l server -d 'Run against a running `serve` at this URL, each case as a development token minted with EVAL_JWT_SECRET for its `as:` caller' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim-fixture -d 'The fixture --sim serves' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim-fixture -d 'The fixture --sim serves [default: the built-in campus]' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
@@ -137,7 +137,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tool
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l fixture -d 'The world to serve: buildings, rooms, occupancy, sensors, readings' -r -F
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l fixture -d 'The world to serve: buildings, rooms, occupancy, sensors, readings [default: the built-in campus of datasets/sim/campus.yaml]' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l bind -d 'Address to listen on' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand sim" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F

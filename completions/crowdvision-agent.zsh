@@ -65,8 +65,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (search)
 _arguments "${_arguments_options[@]}" : \
-'-k+[How many results (default TOP_K_FINAL, at most 50)]:TOP_K:_default' \
-'--top-k=[How many results (default TOP_K_FINAL, at most 50)]:TOP_K:_default' \
+'-k+[How many results\: 1 to 50 (default TOP_K_FINAL)]:TOP_K:_default' \
+'--top-k=[How many results\: 1 to 50 (default TOP_K_FINAL)]:TOP_K:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
@@ -76,13 +76,13 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':query -- The question or keywords:_default' \
+':query -- The question or keywords (not empty):_default' \
 && ret=0
 ;;
 (ask)
 _arguments "${_arguments_options[@]}" : \
 '--model=[Answer with this model instead of ANSWER_MODEL (needs MODEL_OVERRIDE_MIN_ROLE)]:MODEL:_default' \
-'--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
+'--top-k=[Passages search_docs returns\: 1 to 50 (default TOP_K_FINAL)]:TOP_K:_default' \
 '--server=[Ask a running \`serve\` at this URL (e.g. http\://localhost\:3000 or …/agent) instead of answering in this process]:URL:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
@@ -126,7 +126,7 @@ _arguments "${_arguments_options[@]}" : \
 '--markdown=[Write a Markdown summary (for a pull-request comment)]:FILE:_files' \
 '--baseline=[A previous --json report\: print new failures, fixed cases and the pass-rate change]:FILE:_files' \
 '--server=[Run against a running \`serve\` at this URL, each case as a development token minted with EVAL_JWT_SECRET for its \`as\:\` caller]:URL:_default' \
-'--sim-fixture=[The fixture --sim serves]:FILE:_files' \
+'--sim-fixture=[The fixture --sim serves \[default\: the built-in campus\]]:FILE:_files' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
@@ -229,7 +229,7 @@ esac
 ;;
 (sim)
 _arguments "${_arguments_options[@]}" : \
-'--fixture=[The world to serve\: buildings, rooms, occupancy, sensors, readings]:FILE:_files' \
+'--fixture=[The world to serve\: buildings, rooms, occupancy, sensors, readings \[default\: the built-in campus of datasets/sim/campus.yaml\]]:FILE:_files' \
 '--bind=[Address to listen on]:ADDR:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \

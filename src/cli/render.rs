@@ -1,6 +1,10 @@
 //! Tables for people. The only place that decides how results look on a terminal.
+//!
+//! On a terminal, tables fit its width (wide columns wrap). Piped, the listing commands print
+//! plain tab-separated lines instead ([`plain_lines`]), one record a line, as `rg` does, and
+//! `--json` stays the way to get everything.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use crowdvision_agent::agent::response::{AskResponse, TraceEntry};
 use crowdvision_agent::eval::formats;
 use crowdvision_agent::eval::report::{BaselineDiff, Report, Status};
@@ -8,14 +12,69 @@ use crowdvision_agent::retrieval::chunk::Chunk;
 use crowdvision_agent::retrieval::ingest::{Action, IngestSummary};
 use crowdvision_agent::retrieval::search::SearchResult;
 use crowdvision_agent::retrieval::store::StoreStatus;
+use std::io::IsTerminal;
 use std::time::Duration;
 
-fn table(header: &[&str]) -> Table {
+pub fn table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table
         .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.to_vec());
     table
+}
+
+/// Whether stdout is a terminal (tables) rather than a pipe or file (plain lines).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
+/// Whether text may be coloured: stdout is a terminal and `NO_COLOR` is not set.
+pub fn colour() -> bool {
+    stdout_is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Rows as tab-separated lines; tabs and line breaks inside a field become spaces.
+pub fn plain_lines(rows: &[Vec<String>]) -> String {
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .map(|field| field.replace(['\t', '\n', '\r'], " "))
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` with every case-insensitive occurrence of a term in bold yellow (ANSI).
+pub fn highlight(text: &str, terms: &[String]) -> String {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        // Lowercasing changed byte offsets: leave the text as it is rather than misplace marks.
+        return text.to_string();
+    }
+    let mut marked = vec![false; text.len()];
+    for term in terms.iter().filter(|t| !t.is_empty()) {
+        for (start, _) in lower.match_indices(term.as_str()) {
+            marked[start..start + term.len()]
+                .iter_mut()
+                .for_each(|m| *m = true);
+        }
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut inside = false;
+    for (i, c) in text.char_indices() {
+        if marked[i] != inside {
+            out.push_str(if marked[i] { "\x1b[1;33m" } else { "\x1b[0m" });
+            inside = marked[i];
+        }
+        out.push(c);
+    }
+    if inside {
+        out.push_str("\x1b[0m");
+    }
+    out
 }
 
 fn number(value: impl ToString) -> Cell {
@@ -113,32 +172,54 @@ pub fn status_table(status: &StoreStatus) -> Table {
     t
 }
 
-pub fn search_table(results: &[SearchResult]) -> Table {
+/// Search results as a table, the query's terms highlighted in the snippets when `terms` is
+/// not empty.
+pub fn search_table(results: &[SearchResult], terms: &[String]) -> Table {
     let mut t = table(&[
         "#", "source", "section", "vector", "keyword", "fused", "snippet",
     ]);
-    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
-    for (i, result) in results.iter().enumerate() {
-        let snippet: String = result
-            .chunk
-            .text
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(70)
-            .collect();
+    for (i, row) in search_rows(results).into_iter().enumerate() {
+        let snippet = highlight(&row[6], terms);
         t.add_row(vec![
             number(i + 1),
-            Cell::new(&result.chunk.source),
-            Cell::new(&result.chunk.section),
-            number(rank(result.vector_rank)),
-            number(rank(result.keyword_rank)),
-            number(format!("{:.4}", result.fused_score)),
+            Cell::new(&row[1]),
+            Cell::new(&row[2]),
+            number(&row[3]),
+            number(&row[4]),
+            number(&row[5]),
             Cell::new(snippet),
         ]);
     }
     t
+}
+
+/// Each result as (rank, source, section, vector rank, keyword rank, fused score, snippet).
+pub fn search_rows(results: &[SearchResult]) -> Vec<Vec<String>> {
+    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, result)| {
+            let snippet: String = result
+                .chunk
+                .text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(70)
+                .collect();
+            vec![
+                (i + 1).to_string(),
+                result.chunk.source.clone(),
+                result.chunk.section.clone(),
+                rank(result.vector_rank),
+                rank(result.keyword_rank),
+                format!("{:.4}", result.fused_score),
+                snippet,
+            ]
+        })
+        .collect()
 }
 
 /// The citations under an answer, one line each.
@@ -312,4 +393,33 @@ pub fn baseline_diff(diff: &BaselineDiff) -> String {
         lines.push(format!("  no longer run: {case}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_keep_one_record_a_line() {
+        let rows = vec![
+            vec![
+                "1".to_string(),
+                "a.md".to_string(),
+                "two\tlines\nhere".to_string(),
+            ],
+            vec!["2".to_string(), "b.md".to_string(), String::new()],
+        ];
+        assert_eq!(plain_lines(&rows), "1\ta.md\ttwo lines here\n2\tb.md\t");
+    }
+
+    #[test]
+    fn terms_are_highlighted_whatever_their_case() {
+        let terms = vec!["co2".to_string(), "air".to_string()];
+        assert_eq!(
+            highlight("CO2 and fresh air", &terms),
+            "\x1b[1;33mCO2\x1b[0m and fresh \x1b[1;33mair\x1b[0m"
+        );
+        assert_eq!(highlight("nothing here", &terms), "nothing here");
+        assert_eq!(highlight("İstanbul air", &terms), "İstanbul air");
+    }
 }

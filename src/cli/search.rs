@@ -5,6 +5,7 @@ use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::query::keyword_terms;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use std::process::ExitCode;
 
@@ -61,7 +62,16 @@ pub async fn run(
         let body = serde_json::json!({ "results": results, "explain": plans });
         outln!("{}", serde_json::to_string_pretty(&body)?);
     } else {
-        outln!("{}", render::search_table(&results));
+        if render::stdout_is_terminal() {
+            let terms = if render::colour() {
+                keyword_terms(&args.query)
+            } else {
+                Vec::new()
+            };
+            outln!("{}", render::search_table(&results, &terms));
+        } else {
+            outln!("{}", render::plain_lines(&render::search_rows(&results)));
+        }
         for plan in plans.iter().flatten() {
             outln!(
                 "\n{} search: {:.2} ms\n{}",

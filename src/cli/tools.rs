@@ -1,11 +1,10 @@
 //! `tools list` and `tools call NAME --args JSON`: the tool registry from the command line, run
 //! as the given caller, no LLM. The quickest way to check what a tool returns.
 
-use super::identity;
 use super::out::outln;
+use super::{identity, render};
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{live_registry, standard_registry, ToolContext};
 use crowdvision_agent::auth::authz::Authorizer;
@@ -50,20 +49,25 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
             if json {
                 outln!("{}", serde_json::to_string_pretty(&schemas)?);
             } else {
-                let mut table = Table::new();
-                table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-                    "tool",
-                    "description",
-                    "arguments",
-                ]);
-                for schema in schemas {
-                    table.add_row(vec![
-                        schema.name.to_string(),
-                        schema.description.to_string(),
-                        serde_json::to_string(&schema.parameters["properties"])?,
-                    ]);
+                let rows: Vec<Vec<String>> = schemas
+                    .iter()
+                    .map(|schema| {
+                        vec![
+                            schema.name.to_string(),
+                            argument_names(&schema.parameters),
+                            schema.description.to_string(),
+                        ]
+                    })
+                    .collect();
+                if render::stdout_is_terminal() {
+                    let mut table = render::table(&["tool", "arguments", "description"]);
+                    for row in rows {
+                        table.add_row(row);
+                    }
+                    outln!("{table}");
+                } else {
+                    outln!("{}", render::plain_lines(&rows));
                 }
-                outln!("{table}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -82,6 +86,29 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ToolsArgs) -
             })
         }
     }
+}
+
+/// A tool's arguments by name, optional ones marked `?` (`building_id, room_id?`); the full
+/// schemas are in `tools list --json`.
+fn argument_names(parameters: &serde_json::Value) -> String {
+    let required: Vec<&str> = parameters["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    let Some(properties) = parameters["properties"].as_object() else {
+        return String::new();
+    };
+    properties
+        .keys()
+        .map(|name| {
+            if required.contains(&name.as_str()) {
+                name.clone()
+            } else {
+                format!("{name}?")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a `tools` action needs of the knowledge base: the live-data tools need none.
