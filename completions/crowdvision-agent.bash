@@ -31,6 +31,9 @@ _crowdvision__agent() {
             crowdvision__agent,db)
                 cmd="crowdvision__agent__subcmd__db"
                 ;;
+            crowdvision__agent,doctor)
+                cmd="crowdvision__agent__subcmd__doctor"
+                ;;
             crowdvision__agent,eval)
                 cmd="crowdvision__agent__subcmd__eval"
                 ;;
@@ -93,6 +96,9 @@ _crowdvision__agent() {
                 ;;
             crowdvision__agent__subcmd__help,db)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db"
+                ;;
+            crowdvision__agent__subcmd__help,doctor)
+                cmd="crowdvision__agent__subcmd__help__subcmd__doctor"
                 ;;
             crowdvision__agent__subcmd__help,eval)
                 cmd="crowdvision__agent__subcmd__help__subcmd__eval"
@@ -158,7 +164,7 @@ _crowdvision__agent() {
 
     case "${cmd}" in
         crowdvision__agent)
-            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools sim db completions man help"
+            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools sim db doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -501,6 +507,32 @@ _crowdvision__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        crowdvision__subcmd__agent__subcmd__doctor)
+            opts="-h -V --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         crowdvision__subcmd__agent__subcmd__eval)
             opts="-h -V --models --judge-model --filter --repeat --jobs --timeout --strict --json --junit --markdown --baseline --sim --server --sim-fixture --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -576,7 +608,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help)
-            opts="ingest chunk search ask chat eval serve tools sim db completions man help"
+            opts="ingest chunk search ask chat eval serve tools sim db doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -690,6 +722,20 @@ _crowdvision__agent() {
         crowdvision__subcmd__agent__subcmd__help__subcmd__db__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

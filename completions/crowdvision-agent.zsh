@@ -330,6 +330,18 @@ esac
     ;;
 esac
 ;;
+(doctor)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print the settings and checks as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
@@ -449,6 +461,10 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -483,6 +499,7 @@ _crowdvision-agent_commands() {
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
+'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'completions:Print a shell completion script' \
 'man:Print the man page (roff)' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -564,6 +581,11 @@ _crowdvision-agent__subcmd__db__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent db status commands' commands "$@"
 }
+(( $+functions[_crowdvision-agent__subcmd__doctor_commands] )) ||
+_crowdvision-agent__subcmd__doctor_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent doctor commands' commands "$@"
+}
 (( $+functions[_crowdvision-agent__subcmd__eval_commands] )) ||
 _crowdvision-agent__subcmd__eval_commands() {
     local commands; commands=()
@@ -582,6 +604,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
+'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'completions:Print a shell completion script' \
 'man:Print the man page (roff)' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -631,6 +654,11 @@ _crowdvision-agent__subcmd__help__subcmd__db__subcmd__reset_commands() {
 _crowdvision-agent__subcmd__help__subcmd__db__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent help db status commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__doctor_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__doctor_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help doctor commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__eval_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__eval_commands() {

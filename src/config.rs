@@ -263,12 +263,40 @@ pub struct ServerConfig {
     pub replica_name: Option<String>,
 }
 
-/// Raw settings: variable name → value, already merged from every source.
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Environment,
+    File(PathBuf),
+    DotEnv,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Environment => write!(f, "environment"),
+            Origin::File(path) => write!(f, "{}", path.display()),
+            Origin::DotEnv => write!(f, ".env"),
+        }
+    }
+}
+
+/// Raw settings: variable name → value and where it came from, merged from every source.
 #[derive(Debug, Default, Clone)]
-pub struct RawSettings(HashMap<String, String>);
+pub struct RawSettings(HashMap<String, (String, Origin)>);
 
 impl RawSettings {
+    /// Settings as if from the environment.
     pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        RawSettings::from_origin(pairs, Origin::Environment)
+    }
+
+    fn from_origin<I, K, V>(pairs: I, origin: Origin) -> Self
     where
         I: IntoIterator<Item = (K, V)>,
         K: Into<String>,
@@ -277,7 +305,7 @@ impl RawSettings {
         RawSettings(
             pairs
                 .into_iter()
-                .map(|(k, v)| (k.into().to_ascii_uppercase(), v.into()))
+                .map(|(k, v)| (k.into().to_ascii_uppercase(), (v.into(), origin.clone())))
                 .collect(),
         )
     }
@@ -288,9 +316,9 @@ impl RawSettings {
         if let Some(path) = config_file {
             merged.fill_from(read_config_file(path)?);
         }
-        if let Ok(iter) = dotenvy::from_path_iter(".env") {
-            let pairs: Vec<(String, String)> = iter.filter_map(Result::ok).collect();
-            merged.fill_from(RawSettings::from_pairs(pairs));
+        let dotenv = Path::new(".env");
+        if dotenv.is_file() {
+            merged.fill_from(read_dotenv(dotenv)?);
         }
         Ok(merged)
     }
@@ -303,8 +331,118 @@ impl RawSettings {
 
     /// A set, non-blank value; blank counts as unset, as most shells' `VAR=` means "no value".
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(|v| v.trim()).filter(|v| !v.is_empty())
+        self.0
+            .get(key)
+            .map(|(v, _)| v.trim())
+            .filter(|v| !v.is_empty())
     }
+
+    /// Where `key`'s value came from; `None` when it is unset (its default applies).
+    pub fn origin(&self, key: &str) -> Option<&Origin> {
+        self.get(key)?;
+        self.0.get(key).map(|(_, origin)| origin)
+    }
+}
+
+/// Every setting the agent reads. A `--config` file may name only these.
+pub const SETTINGS: &[&str] = &[
+    "ALLOWED_MODELS",
+    "ANSWER_MODEL",
+    "BIND",
+    "CHUNK_MAX",
+    "CHUNK_SIZE_UNIT",
+    "CHUNK_TARGET",
+    "CORS_ORIGINS",
+    "DATABASE_URL",
+    "DEEPSEEK_API_KEY",
+    "DOCS_ROOT",
+    "EMBEDDING_API_KEY",
+    "EMBEDDING_BASE_URL",
+    "EMBEDDING_BATCH_SIZE",
+    "EMBEDDING_CONCURRENCY",
+    "EMBEDDING_DIM",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_PASSAGE_PREFIX",
+    "EMBEDDING_PROVIDER",
+    "EMBEDDING_QUERY_PREFIX",
+    "EMBEDDING_TIMEOUT_SECONDS",
+    "EVAL_JWT_SECRET",
+    "GOOGLE_API_KEY",
+    "JUDGE_MODEL",
+    "LINK_ALLOWED_HOSTS",
+    "LLM_API_KEY",
+    "LLM_BASE_URL",
+    "LLM_MAX_RETRIES",
+    "LLM_TEMPERATURE",
+    "LLM_TIMEOUT_SECONDS",
+    "LOG_FORMAT",
+    "MAX_IN_FLIGHT",
+    "MAX_OUTPUT_TOKENS",
+    "MAX_QUESTION_CHARS",
+    "MAX_REQUEST_BYTES",
+    "MAX_SOURCE_BYTES",
+    "MAX_TOOL_CALLS_PER_TURN",
+    "MAX_TOOL_HOPS",
+    "MODEL_OVERRIDE_MIN_ROLE",
+    "MODEL_PRICES",
+    "OBSERVE_PAYLOADS",
+    "OPENROUTER_API_KEY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "REPLICA_NAME",
+    "REQUEST_TIMEOUT_SECONDS",
+    "REQUIRE_AUTH",
+    "REQUIRE_GROUNDED_ANSWERS",
+    "REQUIRE_PERMISSIONS",
+    "RERANKER",
+    "RERANKER_API_KEY",
+    "RERANKER_MIN_SCORE",
+    "RERANKER_MODEL",
+    "RERANKER_TIMEOUT_SECONDS",
+    "RERANKER_URL",
+    "RRF_K",
+    "SCOPE_CHECK",
+    "SENSOR_SERVICE_URL",
+    "SHUTDOWN_GRACE_SECONDS",
+    "TOOL_TIMEOUT_SECONDS",
+    "TOP_K_FINAL",
+    "TOP_K_KEYWORD",
+    "TOP_K_VECTOR",
+    "TWIN_SERVICE_URL",
+    "TWIN_TIMEOUT_SECONDS",
+];
+
+/// Whether a setting holds a secret, shown masked.
+pub fn is_secret(name: &str) -> bool {
+    name.ends_with("_API_KEY") || name.ends_with("_SECRET")
+}
+
+/// `.env` as settings; a line that is not `NAME=value` (or a comment) is an error naming it.
+fn read_dotenv(path: &Path) -> Result<RawSettings, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut pairs = Vec::new();
+    for item in dotenvy::from_read_iter(text.as_bytes()) {
+        match item {
+            Ok(pair) => pairs.push(pair),
+            Err(error) => {
+                let line = match &error {
+                    dotenvy::Error::LineParse(content, _) => text
+                        .lines()
+                        .position(|l| l == content)
+                        .map(|n| format!("line {}: ", n + 1))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                return Err(ConfigError::File {
+                    path: path.to_path_buf(),
+                    message: format!("{line}{error}; write NAME=value, or # for a comment"),
+                });
+            }
+        }
+    }
+    Ok(RawSettings::from_origin(pairs, Origin::DotEnv))
 }
 
 fn read_config_file(path: &Path) -> Result<RawSettings, ConfigError> {
@@ -317,6 +455,17 @@ fn read_config_file(path: &Path) -> Result<RawSettings, ConfigError> {
         serde_yaml::from_str(&text).map_err(|e| file_error(e.to_string()))?;
     let mut pairs = Vec::new();
     for (key, value) in mapping {
+        if !SETTINGS.contains(&key.to_ascii_uppercase().as_str()) {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key.as_str()))
+                .map(|n| format!("line {}: ", n + 1))
+                .unwrap_or_default();
+            return Err(file_error(format!(
+                "{line}unknown setting {key} (the settings are listed in `crowdvision-agent \
+                 doctor` and documentation/developer/configuration.md)"
+            )));
+        }
         let text = match value {
             serde_yaml::Value::String(s) => s,
             serde_yaml::Value::Number(n) => n.to_string(),
@@ -331,30 +480,45 @@ fn read_config_file(path: &Path) -> Result<RawSettings, ConfigError> {
         };
         pairs.push((key, text));
     }
-    Ok(RawSettings::from_pairs(pairs))
+    Ok(RawSettings::from_origin(
+        pairs,
+        Origin::File(path.to_path_buf()),
+    ))
 }
 
-/// Reads one variable with a default, parsing and checking it; errors name the variable.
+/// Reads one variable with a default, parsing and checking it; errors name the variable. Every
+/// value read is noted as it takes effect (given or default), for `doctor`.
 struct Reader<'a> {
     raw: &'a RawSettings,
+    effective: std::cell::RefCell<std::collections::BTreeMap<&'static str, String>>,
 }
 
 impl Reader<'_> {
+    fn note(&self, var: &'static str, value: impl Into<String>) {
+        self.effective.borrow_mut().insert(var, value.into());
+    }
+
     fn string(&self, var: &'static str, default: &str) -> String {
-        self.raw.get(var).unwrap_or(default).to_string()
+        let value = self.raw.get(var).unwrap_or(default).to_string();
+        self.note(var, value.as_str());
+        value
     }
 
     /// A text put before embedded inputs; `none` turns a default off.
     fn prefix(&self, var: &'static str, default: &str) -> String {
-        match self.raw.get(var) {
+        let value = match self.raw.get(var) {
             Some("none") => String::new(),
             Some(value) => value.to_string(),
             None => default.to_string(),
-        }
+        };
+        self.note(var, format!("{value:?}"));
+        value
     }
 
     fn optional(&self, var: &'static str) -> Option<String> {
-        self.raw.get(var).map(str::to_string)
+        let value = self.raw.get(var).map(str::to_string);
+        self.note(var, value.clone().unwrap_or_else(|| "(unset)".to_string()));
+        value
     }
 
     fn number<T>(&self, var: &'static str, default: T, min: T, max: T) -> Result<T, ConfigError>
@@ -362,6 +526,7 @@ impl Reader<'_> {
         T: std::str::FromStr + PartialOrd + Copy + std::fmt::Display,
     {
         let Some(text) = self.raw.get(var) else {
+            self.note(var, default.to_string());
             return Ok(default);
         };
         let value: T = text
@@ -375,25 +540,31 @@ impl Reader<'_> {
                 &format!("must be between {min} and {max}"),
             ));
         }
+        self.note(var, value.to_string());
         Ok(value)
     }
 
     fn boolean(&self, var: &'static str, default: bool) -> Result<bool, ConfigError> {
-        match self.raw.get(var).map(str::to_ascii_lowercase).as_deref() {
-            None => Ok(default),
-            Some("1" | "true" | "yes" | "on") => Ok(true),
-            Some("0" | "false" | "no" | "off") => Ok(false),
-            Some(other) => Err(invalid(var, other, "expected true or false")),
-        }
+        let value = match self.raw.get(var).map(str::to_ascii_lowercase).as_deref() {
+            None => default,
+            Some("1" | "true" | "yes" | "on") => true,
+            Some("0" | "false" | "no" | "off") => false,
+            Some(other) => return Err(invalid(var, other, "expected true or false")),
+        };
+        self.note(var, value.to_string());
+        Ok(value)
     }
 
     fn http_url(&self, var: &'static str, default: &str) -> Result<Url, ConfigError> {
         let text = self.raw.get(var).unwrap_or(default);
-        parse_http_url(var, text)
+        let url = parse_http_url(var, text)?;
+        self.note(var, url.as_str());
+        Ok(url)
     }
 
     fn list(&self, var: &'static str) -> Vec<String> {
-        self.raw
+        let values: Vec<String> = self
+            .raw
             .get(var)
             .map(|v| {
                 v.split(',')
@@ -402,7 +573,9 @@ impl Reader<'_> {
                     .map(str::to_string)
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default();
+        self.note(var, values.join(","));
+        values
     }
 }
 
@@ -433,7 +606,23 @@ impl Config {
     }
 
     pub fn from_raw(raw: &RawSettings) -> Result<Config, ConfigError> {
-        let r = Reader { raw };
+        Config::read(raw).map(|(config, _)| config)
+    }
+
+    /// The configuration and the effective value of every setting it read (given or default),
+    /// by name, as text.
+    pub fn read(
+        raw: &RawSettings,
+    ) -> Result<(Config, std::collections::BTreeMap<&'static str, String>), ConfigError> {
+        let r = Reader {
+            raw,
+            effective: Default::default(),
+        };
+        let config = Config::build(&r)?;
+        Ok((config, r.effective.into_inner()))
+    }
+
+    fn build(r: &Reader<'_>) -> Result<Config, ConfigError> {
         let api_key = API_KEY_VARIABLES.iter().find_map(|v| r.optional(v));
         let llm = LlmConfig {
             api_key: api_key.clone(),
@@ -461,25 +650,25 @@ impl Config {
                 3600.0,
             )?),
             max_retries: r.number("LLM_MAX_RETRIES", 3, 0, 10)?,
-            prices: Config::prices(&r)?,
+            prices: Config::prices(r)?,
         };
-        let embedding = Config::embedding(&r, &llm)?;
+        let embedding = Config::embedding(r, &llm)?;
         let retrieval = RetrievalConfig {
             top_k_vector: r.number("TOP_K_VECTOR", 20, 1, 1000)?,
             top_k_keyword: r.number("TOP_K_KEYWORD", 20, 1, 1000)?,
             top_k_final: r.number("TOP_K_FINAL", 6, 1, 100)?,
             rrf_k: r.number("RRF_K", 60, 1, 10_000)?,
-            reranker: Config::reranker(&r, &llm)?,
+            reranker: Config::reranker(r, &llm)?,
         };
-        let chunking = Config::chunking(&r)?;
-        let access = Config::access(&r)?;
+        let chunking = Config::chunking(r)?;
+        let access = Config::access(r)?;
         Ok(Config {
             llm,
             embedding,
             retrieval,
             chunking,
             store: StoreConfig {
-                location: Config::store_location(&r)?,
+                location: Config::store_location(r)?,
             },
             ingest: IngestConfig {
                 require_permissions: r.boolean("REQUIRE_PERMISSIONS", false)?,
@@ -497,7 +686,7 @@ impl Config {
                     300.0,
                 )?),
             },
-            observability: Config::observability(&r)?,
+            observability: Config::observability(r)?,
             server: ServerConfig {
                 cors_origins: r.list("CORS_ORIGINS"),
                 bind: {
@@ -796,6 +985,25 @@ pub fn default_sqlite_path() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_setting_read_is_listed_and_every_listed_one_is_read_somewhere() {
+        let (_, effective) = Config::read(&RawSettings::default()).unwrap();
+        for name in effective.keys() {
+            assert!(
+                SETTINGS.contains(name),
+                "{name} is read but not in SETTINGS"
+            );
+        }
+        let source = include_str!("config.rs");
+        for name in SETTINGS {
+            let quoted = format!("\"{name}\"");
+            assert!(
+                source.matches(&quoted).count() >= 2,
+                "{name} is listed but never read"
+            );
+        }
+    }
 
     fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
         Config::from_raw(&RawSettings::from_pairs(pairs.iter().copied()))

@@ -5,6 +5,7 @@ mod ask;
 mod chat;
 mod chunk;
 mod db;
+mod doctor;
 mod eval;
 mod identity;
 mod ingest;
@@ -82,6 +83,9 @@ pub enum Command {
     Sim(sim::SimArgs),
     /// Schema management for the configured store.
     Db(db::DbArgs),
+    /// The effective settings and where each came from, then a live check of the store, the
+    /// provider, the embedder and the downstream services.
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
@@ -125,6 +129,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,
         Command::Sim(args) => sim::run(args).await,
+        Command::Doctor(args) => doctor::run(cli.config.as_deref(), args).await,
     }
 }
 

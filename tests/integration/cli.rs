@@ -304,3 +304,81 @@ fn exit_codes_follow_the_table() {
         );
     }
 }
+
+#[test]
+fn doctor_names_each_setting_source_and_checks_each_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(&root.join("settings.yaml"), "TOP_K_FINAL: 4\n");
+    write(&root.join(".env"), "# local\nRRF_K=30\n");
+    let doctor = |config: &str| {
+        agent(root)
+            .env("CHUNK_TARGET", "300")
+            .env("EMBEDDING_PROVIDER", "local")
+            .env("OPENROUTER_API_KEY", "sk-very-secret")
+            .env("LLM_BASE_URL", "http://127.0.0.1:1/v1")
+            .env("TWIN_SERVICE_URL", "http://127.0.0.1:1")
+            .env(
+                "DATABASE_URL",
+                format!("sqlite://{}", root.join("none.sqlite").display()),
+            )
+            .args(["doctor", "--json", "--config", config])
+            .output()
+            .unwrap()
+    };
+    let output = doctor("settings.yaml");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let setting = |name: &str| {
+        report["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+            .clone()
+    };
+    assert_eq!(setting("CHUNK_TARGET")["origin"], "environment");
+    assert_eq!(setting("TOP_K_FINAL")["value"], "4");
+    assert_eq!(setting("TOP_K_FINAL")["origin"], "settings.yaml");
+    assert_eq!(setting("RRF_K")["origin"], ".env");
+    assert_eq!(setting("TOP_K_VECTOR")["origin"], "default");
+    assert!(!stdout(&output).contains("sk-very-secret"));
+    let check = |part: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["part"] == part)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(check("store")["ok"], false);
+    assert!(check("store")["fix"].as_str().unwrap().contains("ingest"));
+    assert_eq!(check("provider")["ok"], false);
+    assert_eq!(
+        check("embedder")["ok"],
+        true,
+        "the local embedder needs nothing"
+    );
+    assert!(check("twin-service")["fix"]
+        .as_str()
+        .unwrap()
+        .contains("crowdvision-agent sim"));
+    assert!(!root.join("none.sqlite").exists());
+
+    // An unknown key in the settings file and a malformed .env line are errors naming them.
+    write(&root.join("typo.yaml"), "TOP_K_FINAL: 4\nTOP_K_FNAL: 5\n");
+    let typo = doctor("typo.yaml");
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(
+        stderr(&typo).contains("line 2: unknown setting TOP_K_FNAL"),
+        "{}",
+        stderr(&typo)
+    );
+    write(&root.join(".env"), "RRF_K=30\nthis is not a setting\n");
+    let broken = doctor("settings.yaml");
+    assert_eq!(broken.status.code(), Some(2));
+    assert!(stderr(&broken).contains(".env"), "{}", stderr(&broken));
+    assert!(stderr(&broken).contains("line 2"), "{}", stderr(&broken));
+}

@@ -280,7 +280,7 @@ pub(crate) const SETTING_DIM: &str = "embedding_dim";
 pub(crate) const SETTING_ROOTS: &str = "knowledge_base_roots";
 
 /// The shared check behind `ensure_embedding`: Ok(true) when the store must record the model.
-pub(crate) fn check_embedding(
+pub fn check_embedding(
     stored_model: Option<String>,
     stored_dim: Option<usize>,
     model: &str,
