@@ -27,7 +27,7 @@ end
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s h -l help -d 'Print help'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "ingest" -d 'Walk Markdown sources, chunk, embed and store them'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "chunk" -d 'Print the chunks files would produce, one JSON object a line with --json'
@@ -41,7 +41,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "db" -d 'Schema management for the configured store'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "doctor" -d 'The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "completions" -d 'Print a shell completion script'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "man" -d 'Print a man page (roff): the command\'s, or one subcommand\'s'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand ingest" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
@@ -126,7 +126,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tool
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l json
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print the tools with their full argument schemas as JSON'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand tools; and __fish_seen_subcommand_from call" -l args -d 'The arguments as a JSON object' -r
@@ -162,7 +162,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l json
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -l json -d 'Print the status as JSON'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
@@ -203,7 +203,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "db" -d 'Schema management for the configured store'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "doctor" -d 'The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "man" -d 'Print the man page (roff)'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "man" -d 'Print a man page (roff): the command\'s, or one subcommand\'s'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and not __fish_seen_subcommand_from ingest chunk search ask chat eval serve tools sim db doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "list" -d 'The tools, their descriptions and generated argument schemas'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "call" -d 'Run one tool as the caller and print what the model would receive'

@@ -18,8 +18,8 @@ _crowdvision-agent() {
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '-V[Print version]' \
 '--version[Print version]' \
 ":: :_crowdvision-agent_commands" \
@@ -175,7 +175,7 @@ _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
-'--json[]' \
+'--json[Print the tools with their full argument schemas as JSON]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -192,7 +192,7 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':name:_default' \
+':name -- The tool to run, as `tools list` names it (e.g. get_occupancy):_default' \
 && ret=0
 ;;
 (help)
@@ -275,7 +275,7 @@ _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
-'--json[]' \
+'--json[Print the status as JSON]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -351,7 +351,7 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':shell:(bash zsh fish elvish powershell)' \
+':shell -- The shell to complete for:(bash zsh fish elvish powershell)' \
 && ret=0
 ;;
 (man)
@@ -363,6 +363,7 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
+'::subcommand -- The subcommand whose page to print (its file is crowdvision-agent-NAME.1):_default' \
 && ret=0
 ;;
 (help)
@@ -501,7 +502,7 @@ _crowdvision-agent_commands() {
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'completions:Print a shell completion script' \
-'man:Print the man page (roff)' \
+'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'crowdvision-agent commands' commands "$@"
@@ -606,7 +607,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'completions:Print a shell completion script' \
-'man:Print the man page (roff)' \
+'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'crowdvision-agent help commands' commands "$@"

@@ -20,6 +20,7 @@ enum DbAction {
     Migrate,
     /// Show migrations, the recorded embedding model and dimension, and counts.
     Status {
+        /// Print the status as JSON.
         #[arg(long)]
         json: bool,
     },

@@ -23,6 +23,16 @@ use out::out;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The heading the options every subcommand takes are listed under.
+const GLOBAL: &str = "Global options";
+
+/// Shown under `--help`; `--help` (long) adds the environment and the exit codes.
+const EXAMPLES: &str = concat!(
+    "Examples:\n",
+    include_str!("help/examples.txt"),
+    "\nMore with --help: the environment variables and the exit codes."
+);
+
 /// Exit code for usage and configuration errors.
 pub const EXIT_USAGE: u8 = 2;
 
@@ -42,19 +52,21 @@ pub fn usage(error: impl std::fmt::Display) -> anyhow::Error {
     name = "crowdvision-agent",
     version,
     about = "Answers questions about buildings, rooms, occupancy and sensors from a permission-filtered knowledge base and live data",
-    propagate_version = true
+    propagate_version = true,
+    after_help = EXAMPLES,
+    after_long_help = concat!("Examples:\n", include_str!("help/examples.txt"), "\n", include_str!("help/environment.txt"), "\n", include_str!("help/exit-status.txt"))
 )]
 pub struct Cli {
     /// Optional settings file (YAML mapping of the environment variable names).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
 
     /// Act as this caller: a file holding gateway claims (JSON, or its base64).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub claims: Option<PathBuf>,
 
     /// Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET).
-    #[arg(long, global = true, value_name = "JWT")]
+    #[arg(long, global = true, value_name = "JWT", help_heading = GLOBAL)]
     pub token: Option<String>,
 
     #[command(subcommand)]
@@ -88,11 +100,15 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Print a shell completion script.
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print a man page (roff): the command's, or one subcommand's.
+    Man {
+        /// The subcommand whose page to print (its file is crowdvision-agent-NAME.1).
+        subcommand: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -118,8 +134,17 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             out!("{}", completion_script(shell));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
-            out!("{}", man_page());
+        Command::Man { subcommand } => {
+            let page = match subcommand {
+                None => man_page(),
+                Some(name) => subcommand_man_page(&name).ok_or_else(|| {
+                    usage(format!(
+                        "no subcommand {name}; the pages are for {}",
+                        man_subcommands().join(", ")
+                    ))
+                })?,
+            };
+            out!("{page}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Search(args) => search::run(load()?, caller, args).await,
@@ -160,10 +185,73 @@ pub fn completion_script(shell: Shell) -> String {
     String::from_utf8(out).expect("completion scripts are UTF-8")
 }
 
+/// The top man page, with ENVIRONMENT and EXIT STATUS sections and the subcommands' pages
+/// named under SEE ALSO.
 pub fn man_page() -> String {
+    let mut page = render_man(Cli::command());
+    let pages: Vec<String> = man_subcommands()
+        .iter()
+        .map(|name| format!("\\fBcrowdvision-agent-{name}\\fR(1)"))
+        .collect();
+    page.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", pages.join(", ")));
+    page
+}
+
+/// The subcommands that have a page of their own.
+pub fn man_subcommands() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .filter(|name| name != "help")
+        .collect()
+}
+
+/// `crowdvision-agent-NAME(1)`: one subcommand, its options and the global ones, the
+/// environment and the exit status.
+pub fn subcommand_man_page(name: &str) -> Option<String> {
+    let command = Cli::command();
+    let sub = command.find_subcommand(name)?.clone();
+    let title = format!("crowdvision-agent-{name}");
+    let sub = sub
+        .name(title)
+        .bin_name(format!("crowdvision-agent {name}"))
+        .version(env!("CARGO_PKG_VERSION"));
+    let mut page = render_man(sub);
+    page.push_str(".SH \"SEE ALSO\"\n\\fBcrowdvision-agent\\fR(1)\n");
+    Some(page)
+}
+
+/// A clap command as roff, followed by the ENVIRONMENT and EXIT STATUS sections.
+fn render_man(command: clap::Command) -> String {
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(command)
         .render(&mut out)
         .expect("rendering to memory cannot fail");
-    String::from_utf8(out).expect("the man page is UTF-8")
+    let mut page = String::from_utf8(out).expect("the man page is UTF-8");
+    page.push_str(&roff_section(
+        "ENVIRONMENT",
+        include_str!("help/environment.txt"),
+    ));
+    page.push_str(&roff_section(
+        "EXIT STATUS",
+        include_str!("help/exit-status.txt"),
+    ));
+    page
+}
+
+/// A help text (a heading line, then indented lines) as a roff section kept as written.
+fn roff_section(name: &str, text: &str) -> String {
+    let body: Vec<String> = text
+        .lines()
+        .skip(1)
+        .map(|line| line.trim_start().replace('\\', "\\e"))
+        .map(|line| {
+            if line.starts_with('.') || line.starts_with('\'') {
+                format!("\\&{line}")
+            } else {
+                line
+            }
+        })
+        .collect();
+    format!(".SH \"{name}\"\n.nf\n{}\n.fi\n", body.join("\n"))
 }

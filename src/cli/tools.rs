@@ -24,11 +24,13 @@ pub struct ToolsArgs {
 enum ToolsAction {
     /// The tools, their descriptions and generated argument schemas.
     List {
+        /// Print the tools with their full argument schemas as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Run one tool as the caller and print what the model would receive.
     Call {
+        /// The tool to run, as `tools list` names it (e.g. get_occupancy).
         name: String,
         /// The arguments as a JSON object.
         #[arg(long, default_value = "{}")]

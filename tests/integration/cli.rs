@@ -112,6 +112,43 @@ fn committed_completions_and_man_page_are_current() {
             })
             .collect();
     checks.push((vec!["man"], root.join("man/crowdvision-agent.1")));
+    // Every subcommand the top page names under SEE ALSO has its page committed.
+    let top = stdout(&agent(dir.path()).arg("man").output().unwrap());
+    let subcommands: Vec<String> = top
+        .split("\\fBcrowdvision-agent-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("\\fR").map(|(name, _)| name.to_string()))
+        .collect();
+    assert!(subcommands.len() >= 12, "{subcommands:?}");
+    let committed_pages = std::fs::read_dir(root.join("man")).unwrap().count();
+    assert_eq!(
+        committed_pages,
+        subcommands.len() + 1,
+        "a page too many or too few in man/"
+    );
+    for name in &subcommands {
+        let page = root.join(format!("man/crowdvision-agent-{name}.1"));
+        assert!(page.is_file(), "{} is missing", page.display());
+    }
+    let sub_checks: Vec<(Vec<String>, std::path::PathBuf)> = subcommands
+        .iter()
+        .map(|name| {
+            (
+                vec!["man".to_string(), name.clone()],
+                root.join(format!("man/crowdvision-agent-{name}.1")),
+            )
+        })
+        .collect();
+    for (args, path) in &sub_checks {
+        let output = agent(dir.path()).args(args).output().unwrap();
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(stdout(&output).contains("EXIT STATUS"));
+        assert!(
+            stdout(&output) == committed,
+            "{} is stale: regenerate with `scripts/generate` and commit it",
+            path.display()
+        );
+    }
     for (args, path) in checks {
         let output = agent(dir.path()).args(&args).output().unwrap();
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
@@ -381,4 +418,52 @@ fn doctor_names_each_setting_source_and_checks_each_part() {
     assert_eq!(broken.status.code(), Some(2));
     assert!(stderr(&broken).contains(".env"), "{}", stderr(&broken));
     assert!(stderr(&broken).contains("line 2"), "{}", stderr(&broken));
+}
+
+/// Every argument and option of every subcommand says what it is for.
+#[test]
+fn every_argument_is_described_in_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let subcommands = [
+        vec!["ingest"],
+        vec!["chunk"],
+        vec!["search"],
+        vec!["ask"],
+        vec!["chat"],
+        vec!["eval"],
+        vec!["serve"],
+        vec!["sim"],
+        vec!["doctor"],
+        vec!["completions"],
+        vec!["man"],
+        vec!["tools", "list"],
+        vec!["tools", "call"],
+        vec!["db", "status"],
+        vec!["db", "reset"],
+    ];
+    for args in subcommands {
+        let output = agent(dir.path())
+            .args(&args)
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = stdout(&output);
+        let bare: Vec<&str> = help
+            .lines()
+            .filter(|line| {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let is_entry = line.starts_with("  ")
+                    && words
+                        .first()
+                        .is_some_and(|w| w.starts_with('-') || w.starts_with('<'));
+                // An entry whose every word is its flag or value name has no description.
+                is_entry
+                    && words.iter().all(|w| {
+                        w.starts_with('-') || w.starts_with('<') || *w == "..." || w.ends_with(',')
+                    })
+            })
+            .collect();
+        assert!(bare.is_empty(), "{args:?}: undescribed {bare:?}\n{help}");
+        assert!(help.contains("Global options:"), "{args:?}");
+    }
 }
