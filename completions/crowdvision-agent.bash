@@ -40,6 +40,9 @@ _crowdvision__agent() {
             crowdvision__agent,help)
                 cmd="crowdvision__agent__subcmd__help"
                 ;;
+            crowdvision__agent,history)
+                cmd="crowdvision__agent__subcmd__history"
+                ;;
             crowdvision__agent,ingest)
                 cmd="crowdvision__agent__subcmd__ingest"
                 ;;
@@ -106,6 +109,9 @@ _crowdvision__agent() {
             crowdvision__agent__subcmd__help,help)
                 cmd="crowdvision__agent__subcmd__help__subcmd__help"
                 ;;
+            crowdvision__agent__subcmd__help,history)
+                cmd="crowdvision__agent__subcmd__help__subcmd__history"
+                ;;
             crowdvision__agent__subcmd__help,ingest)
                 cmd="crowdvision__agent__subcmd__help__subcmd__ingest"
                 ;;
@@ -133,11 +139,44 @@ _crowdvision__agent() {
             crowdvision__agent__subcmd__help__subcmd__db,status)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db__subcmd__status"
                 ;;
+            crowdvision__agent__subcmd__help__subcmd__history,list)
+                cmd="crowdvision__agent__subcmd__help__subcmd__history__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__history,search)
+                cmd="crowdvision__agent__subcmd__help__subcmd__history__subcmd__search"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__history,show)
+                cmd="crowdvision__agent__subcmd__help__subcmd__history__subcmd__show"
+                ;;
             crowdvision__agent__subcmd__help__subcmd__tools,call)
                 cmd="crowdvision__agent__subcmd__help__subcmd__tools__subcmd__call"
                 ;;
             crowdvision__agent__subcmd__help__subcmd__tools,list)
                 cmd="crowdvision__agent__subcmd__help__subcmd__tools__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__history,help)
+                cmd="crowdvision__agent__subcmd__history__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__history,list)
+                cmd="crowdvision__agent__subcmd__history__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__history,search)
+                cmd="crowdvision__agent__subcmd__history__subcmd__search"
+                ;;
+            crowdvision__agent__subcmd__history,show)
+                cmd="crowdvision__agent__subcmd__history__subcmd__show"
+                ;;
+            crowdvision__agent__subcmd__history__subcmd__help,help)
+                cmd="crowdvision__agent__subcmd__history__subcmd__help__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__history__subcmd__help,list)
+                cmd="crowdvision__agent__subcmd__history__subcmd__help__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__history__subcmd__help,search)
+                cmd="crowdvision__agent__subcmd__history__subcmd__help__subcmd__search"
+                ;;
+            crowdvision__agent__subcmd__history__subcmd__help,show)
+                cmd="crowdvision__agent__subcmd__history__subcmd__help__subcmd__show"
                 ;;
             crowdvision__agent__subcmd__tools,call)
                 cmd="crowdvision__agent__subcmd__tools__subcmd__call"
@@ -164,7 +203,7 @@ _crowdvision__agent() {
 
     case "${cmd}" in
         crowdvision__agent)
-            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools sim db doctor completions man help"
+            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools sim db doctor history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -608,7 +647,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help)
-            opts="ingest chunk search ask chat eval serve tools sim db doctor completions man help"
+            opts="ingest chunk search ask chat eval serve tools sim db doctor history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -775,6 +814,62 @@ _crowdvision__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__history)
+            opts="list show search"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__history__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__history__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__history__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         crowdvision__subcmd__agent__subcmd__help__subcmd__ingest)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -880,6 +975,188 @@ _crowdvision__agent() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history)
+            opts="-h -V --json --config --claims --token --help --version list show search help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__help)
+            opts="list show search help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__help__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__list)
+            opts="-n -h -V --last --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__search)
+            opts="-h -V --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__history__subcmd__show)
+            opts="-h -V --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

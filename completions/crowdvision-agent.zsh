@@ -342,6 +342,102 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(history)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print entries as JSON, one object a line]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_crowdvision-agent__subcmd__history_commands" \
+"*::: :->history" \
+&& ret=0
+
+    case $state in
+    (history)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-history-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'-n+[How many of the latest answers]:LAST:_default' \
+'--last=[How many of the latest answers]:LAST:_default' \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print entries as JSON, one object a line]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print entries as JSON, one object a line]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id -- The number `history list` gives it:_default' \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print entries as JSON, one object a line]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':text -- The text to look for:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__history__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-history-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
@@ -466,6 +562,34 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(history)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help__subcmd__history_commands" \
+"*::: :->history" \
+&& ret=0
+
+    case $state in
+    (history)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-history-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -501,6 +625,7 @@ _crowdvision-agent_commands() {
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
+'history:The local log of ask and chat answers\: list, show one, search (HISTORY=false\: off)' \
 'completions:Print a shell completion script' \
 'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -606,6 +731,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
+'history:The local log of ask and chat answers\: list, show one, search (HISTORY=false\: off)' \
 'completions:Print a shell completion script' \
 'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -671,6 +797,30 @@ _crowdvision-agent__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent help help commands' commands "$@"
 }
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__history_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__history_commands() {
+    local commands; commands=(
+'list:The latest answers, oldest first (the default action)' \
+'show:One answer in full\: question, answer, decision, citations, model, tokens, cost, time' \
+'search:Answers whose question or answer holds this text (any case)' \
+    )
+    _describe -t commands 'crowdvision-agent help history commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__history__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__history__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help history list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__history__subcmd__search_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__history__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help history search commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__history__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__history__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help history show commands' commands "$@"
+}
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__ingest_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__ingest_commands() {
     local commands; commands=()
@@ -713,6 +863,61 @@ _crowdvision-agent__subcmd__help__subcmd__tools__subcmd__call_commands() {
 _crowdvision-agent__subcmd__help__subcmd__tools__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent help tools list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history_commands] )) ||
+_crowdvision-agent__subcmd__history_commands() {
+    local commands; commands=(
+'list:The latest answers, oldest first (the default action)' \
+'show:One answer in full\: question, answer, decision, citations, model, tokens, cost, time' \
+'search:Answers whose question or answer holds this text (any case)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent history commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__help_commands() {
+    local commands; commands=(
+'list:The latest answers, oldest first (the default action)' \
+'show:One answer in full\: question, answer, decision, citations, model, tokens, cost, time' \
+'search:Answers whose question or answer holds this text (any case)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent history help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__help__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history help list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__help__subcmd__search_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__help__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history help search commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__help__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history help show commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__search_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history search commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__history__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__history__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent history show commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__ingest_commands] )) ||
 _crowdvision-agent__subcmd__ingest_commands() {

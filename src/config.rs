@@ -45,6 +45,16 @@ pub struct Config {
     pub downstream: DownstreamConfig,
     pub observability: ObservabilityConfig,
     pub server: ServerConfig,
+    pub history: HistoryConfig,
+}
+
+/// The local answer log of `ask` and `chat`.
+#[derive(Debug, Clone)]
+pub struct HistoryConfig {
+    /// `HISTORY` (default true).
+    pub enabled: bool,
+    /// `HISTORY_FILE` (default `history.jsonl` in the data directory).
+    pub path: PathBuf,
 }
 
 #[derive(Debug, Clone)]
@@ -368,6 +378,8 @@ pub const SETTINGS: &[&str] = &[
     "EMBEDDING_TIMEOUT_SECONDS",
     "EVAL_JWT_SECRET",
     "GOOGLE_API_KEY",
+    "HISTORY",
+    "HISTORY_FILE",
     "JUDGE_MODEL",
     "LINK_ALLOWED_HOSTS",
     "LLM_API_KEY",
@@ -663,6 +675,12 @@ impl Config {
         let chunking = Config::chunking(r)?;
         let access = Config::access(r)?;
         Ok(Config {
+            history: HistoryConfig {
+                enabled: r.boolean("HISTORY", true)?,
+                path: r
+                    .optional("HISTORY_FILE")
+                    .map_or_else(crate::history::default_path, PathBuf::from),
+            },
             llm,
             embedding,
             retrieval,

@@ -8,6 +8,7 @@
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
+//! - [`history`]: the local log of `ask` and `chat` answers.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
@@ -19,6 +20,7 @@ pub mod client;
 pub mod config;
 pub mod downstream;
 pub mod eval;
+pub mod history;
 pub mod http;
 pub mod retrieval;
 pub mod server;

@@ -16,6 +16,7 @@ use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::client::{RemoteAgent, RemoteIdentity};
 use crowdvision_agent::config::Config;
+use crowdvision_agent::history::{Entry, History};
 use crowdvision_agent::retrieval::search::Retriever;
 use std::io::Write;
 use std::process::ExitCode;
@@ -99,6 +100,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
         ..Question::new(args.question.as_str())
     };
     let answerer = Answerer::build(&config, caller, args.server.as_deref()).await?;
+    let started = std::time::Instant::now();
     let response = if args.stream {
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let json = args.json;
@@ -114,8 +116,27 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
     } else {
         answerer.answer(&question, None).await?
     };
+    remember(&config, "ask", &args.question, &response, started.elapsed());
     print_response(&response, &args);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Appends the answer to the local history (unless `HISTORY=false`). A history that cannot be
+/// written is a warning: the answer itself was given.
+pub fn remember(
+    config: &Config,
+    command: &str,
+    question: &str,
+    response: &AskResponse,
+    elapsed: std::time::Duration,
+) {
+    if !config.history.enabled {
+        return;
+    }
+    let entry = Entry::new(command, question, response, elapsed.as_millis() as u64);
+    if let Err(error) = History::at(&config.history.path).append(&entry) {
+        eprintln!("warning: {error} (HISTORY=false turns the history off)");
+    }
 }
 
 /// Where answers come from: this process, or a running server (`--server URL`).

@@ -71,7 +71,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
         if let Some(command) = line.strip_prefix('/') {
             run_command(command, &mut conversation, &answerer);
         } else {
-            answer(line, &mut conversation, &answerer).await;
+            answer(line, &mut conversation, &answerer, &config).await;
         }
     }
     if let Some(parent) = history_file.parent() {
@@ -93,8 +93,9 @@ fn default_history_file() -> PathBuf {
 }
 
 /// Streams one answer; Ctrl-C drops it (closing the provider connection) and keeps the session.
-async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer) {
+async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer, config: &Config) {
     let question = conversation.question(text);
+    let started = std::time::Instant::now();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {
         while let Some(event) = receiver.recv().await {
@@ -125,6 +126,7 @@ async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer
             if !response.citations.is_empty() {
                 outln!("Sources:\n{}", render::citation_lines(&response).trim_end());
             }
+            super::ask::remember(config, "chat", text, &response, started.elapsed());
             conversation.record(text, response);
         }
     }

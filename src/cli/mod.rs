@@ -7,6 +7,7 @@ mod chunk;
 mod db;
 mod doctor;
 mod eval;
+mod history;
 mod identity;
 mod ingest;
 mod out;
@@ -98,6 +99,8 @@ pub enum Command {
     /// The effective settings and where each came from, then a live check of the store, the
     /// provider, the embedder and the downstream services.
     Doctor(doctor::DoctorArgs),
+    /// The local log of ask and chat answers: list, show one, search (HISTORY=false: off).
+    History(history::HistoryArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell to complete for.
@@ -154,6 +157,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,
         Command::Sim(args) => sim::run(args).await,
+        Command::History(args) => history::run(load()?, args),
         Command::Doctor(args) => doctor::run(cli.config.as_deref(), args).await,
     }
 }

@@ -1621,3 +1621,43 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
     assert_eq!(unchecked.answer, "Roses are red.");
     assert!(off.provider.topic_checks().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_ask_answer_is_kept_in_the_history_which_lists_shows_and_searches() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let provider = ScriptedProvider::start(vec![
+        answer("The lobby has a zebra display.", usage(30, 8)),
+        answer("Humidity is best between 40 and 60 %.", usage(20, 6)),
+    ])
+    .await;
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = ask_command(dir.path(), &url, &provider);
+        command.args(args).envs(env.iter().copied());
+        command.output().unwrap()
+    };
+    let asked = run(&["ask", "What is in the lobby?"], &[]);
+    assert!(asked.status.success(), "{}", crate::util::stderr(&asked));
+    run(&["ask", "Which humidity is comfortable?"], &[]);
+    run(&["ask", "Not kept"], &[("HISTORY", "false")]);
+
+    let listed = crate::util::stdout(&run(&["history"], &[]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(lines[0].starts_with("1\t") && lines[0].ends_with("What is in the lobby?"));
+    assert!(lines[1].contains("\tanswered\t"));
+
+    let shown = crate::util::stdout(&run(&["history", "show", "2"], &[]));
+    assert!(shown.contains("between 40 and 60"), "{shown}");
+    assert!(shown.contains("20 prompt + 6 completion tokens"), "{shown}");
+
+    let found = run(&["history", "search", "ZEBRA", "--json"], &[]);
+    let entries: Vec<Value> = crate::util::stdout(&found)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["id"], 1);
+    assert_eq!(entries[0]["decision"], "answered");
+    assert_eq!(entries[0]["command"], "ask");
+    assert_eq!(run(&["history", "show", "9"], &[]).status.code(), Some(1));
+}

@@ -28,7 +28,11 @@ const HOST_VARIABLES: &[&str] = &[
 /// The binary, run in `dir` (so no `.env` of the repository is read) with a clean environment.
 pub fn agent(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_crowdvision-agent"));
-    command.current_dir(dir).env("NO_COLOR", "1");
+    // The answer history stays in the test's folder, never in the user's data directory.
+    command
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("HISTORY_FILE", dir.join("history.jsonl"));
     for var in HOST_VARIABLES {
         command.env_remove(var);
     }
