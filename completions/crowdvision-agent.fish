@@ -169,7 +169,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; 
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l yes -d 'Confirm: the knowledge base is deleted'
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -l yes -d 'Delete without asking (on a terminal, reset asks first; elsewhere --yes is needed)'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from reset" -s V -l version -d 'Print version'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "migrate" -d 'Apply pending migrations (creates the store when it does not exist)'

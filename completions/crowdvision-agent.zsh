@@ -287,7 +287,7 @@ _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
-'--yes[Confirm\: the knowledge base is deleted]' \
+'--yes[Delete without asking (on a terminal, reset asks first; elsewhere --yes is needed)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \

@@ -19,7 +19,8 @@ use std::process::ExitCode;
 
 const HELP: &str = "\
 Type a question, or a command:
-  /model [NAME]  show the answer model, or use NAME from now on (/model default: the configured one)
+  /model [NAME]  pick the answer model (from ALLOWED_MODELS, on a terminal), or use NAME from now
+                 on (/model default: the configured one)
   /trace         the tool calls of the last answer
   /cost          tokens and cost of this session
   /reset         forget the conversation so far
@@ -69,7 +70,12 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
         }
         let _ = editor.add_history_entry(line);
         if let Some(command) = line.strip_prefix('/') {
-            run_command(command, &mut conversation, &answerer);
+            run_command(
+                command,
+                &mut conversation,
+                &answerer,
+                &config.access.allowed_models,
+            );
         } else {
             answer(line, &mut conversation, &answerer, &config).await;
         }
@@ -132,7 +138,30 @@ async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer
     }
 }
 
-fn run_command(command: &str, conversation: &mut Conversation, answerer: &Answerer) {
+/// Offers the default model and the allowed ones to pick from, on a terminal; `None` when there
+/// is nothing to pick from, no terminal, or the pick was cancelled.
+fn pick_model(current: &str, default_model: &str, allowed: &[String]) -> Option<String> {
+    use std::io::IsTerminal;
+    let mut models = vec![default_model.to_string()];
+    models.extend(allowed.iter().filter(|m| *m != default_model).cloned());
+    if models.len() < 2 || !std::io::stdin().is_terminal() {
+        return None;
+    }
+    let chosen = dialoguer::Select::new()
+        .with_prompt("Answer with (models above the default need MODEL_OVERRIDE_MIN_ROLE)")
+        .items(&models)
+        .default(models.iter().position(|m| m == current).unwrap_or(0))
+        .interact_opt()
+        .ok()??;
+    models.get(chosen).cloned()
+}
+
+fn run_command(
+    command: &str,
+    conversation: &mut Conversation,
+    answerer: &Answerer,
+    allowed_models: &[String],
+) {
     let default_model = answerer
         .default_model()
         .unwrap_or("the server's answer model");
@@ -141,10 +170,18 @@ fn run_command(command: &str, conversation: &mut Conversation, answerer: &Answer
         .map_or((command, ""), |(n, a)| (n, a.trim()));
     match name {
         "help" => outln!("{HELP}"),
-        "model" if argument.is_empty() => outln!(
-            "model: {}",
-            conversation.model.as_deref().unwrap_or(default_model)
-        ),
+        "model" if argument.is_empty() => {
+            let current = conversation.model.as_deref().unwrap_or(default_model);
+            match pick_model(current, default_model, allowed_models) {
+                Some(picked) if picked == default_model => conversation.model = None,
+                Some(picked) => conversation.model = Some(picked),
+                None => {}
+            }
+            outln!(
+                "model: {}",
+                conversation.model.as_deref().unwrap_or(default_model)
+            );
+        }
         "model" if argument == "default" => {
             conversation.model = None;
             outln!("model: {default_model}");

@@ -26,10 +26,27 @@ enum DbAction {
     },
     /// Drop every table the agent created, to rebuild with another embedding model or size.
     Reset {
-        /// Confirm: the knowledge base is deleted.
+        /// Delete without asking (on a terminal, reset asks first; elsewhere --yes is needed).
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// Asks on a terminal whether to delete the knowledge base at `location` (default: no); `None`
+/// off a terminal, where nothing is asked: scripts pass `--yes`.
+fn confirmed_on_terminal(location: &str) -> Result<Option<bool>> {
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Ok(None);
+    }
+    Ok(Some(
+        dialoguer::Confirm::new()
+            .with_prompt(format!(
+                "Delete the whole knowledge base at {location}? It cannot be undone"
+            ))
+            .default(false)
+            .interact()?,
+    ))
 }
 
 pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
@@ -57,8 +74,20 @@ pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
         }
         DbAction::Reset { yes } => {
             if !yes {
-                eprintln!("db reset deletes the whole knowledge base; run it again with --yes");
-                return Ok(ExitCode::from(super::EXIT_USAGE));
+                match confirmed_on_terminal(&store.status().await?.location)? {
+                    Some(true) => {}
+                    Some(false) => {
+                        eprintln!("nothing deleted");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                    None => {
+                        eprintln!(
+                            "db reset deletes the whole knowledge base; run it on a terminal to \
+                             confirm, or pass --yes"
+                        );
+                        return Ok(ExitCode::from(super::EXIT_USAGE));
+                    }
+                }
             }
             store.reset().await?;
             outln!(
