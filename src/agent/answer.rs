@@ -142,6 +142,9 @@ pub struct Agent {
     schemas: Vec<ToolSchema>,
     /// The schemas without `search_docs`: the first hop of a live-data question.
     live_schemas: Vec<ToolSchema>,
+    /// `search_docs` alone: the first hop of a documentation question, whose passages are in
+    /// the request already (live tools need ids such a question does not name).
+    docs_schemas: Vec<ToolSchema>,
     settings: AgentSettings,
     model_choice: ModelChoice,
     authz: Arc<Authorizer>,
@@ -160,14 +163,14 @@ impl Agent {
     ) -> Agent {
         let prompt = system_prompt(settings.scope_check);
         let schemas = tools.schemas();
-        let live_schemas = schemas
+        let (docs_schemas, live_schemas) = schemas
             .iter()
-            .filter(|s| s.name != SEARCH_DOCS)
             .cloned()
-            .collect();
+            .partition(|s: &ToolSchema| s.name == SEARCH_DOCS);
         Agent {
             schemas,
             live_schemas,
+            docs_schemas,
             model,
             tools,
             settings,
@@ -285,14 +288,18 @@ impl Agent {
         let mut messages = self.opening_messages(question, passages.as_deref());
         let mut state = LoopState::new(self.settings.max_tool_hops);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
+        let mut docs_first = passages.is_some() && !self.docs_schemas.is_empty();
         let mut reasked = false;
         loop {
             let (tools, tool_choice) = if live_first {
                 (&self.live_schemas, ToolChoice::Required)
+            } else if docs_first {
+                (&self.docs_schemas, ToolChoice::Auto)
             } else {
                 (&self.schemas, ToolChoice::Auto)
             };
             live_first = false;
+            docs_first = false;
             let turn = self
                 .model
                 .chat(
