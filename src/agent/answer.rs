@@ -260,16 +260,7 @@ impl Agent {
                 && self.settings.require_grounded_answers,
             ..Progress::default()
         };
-        let passages = match route {
-            Route::Documentation if self.tools.has(SEARCH_DOCS) => {
-                self.search_first(question, context, events, &mut progress)
-                    .await
-            }
-            _ => None,
-        };
-        if let Some(streamed) = &streamed {
-            streamed.allow(progress.returned_chunks.keys());
-        }
+        // The topic is decided first: an off-topic request is declined without a search.
         if route == Route::Documentation && self.settings.scope_check {
             let topic = self.topic(&model, question, &mut progress).await;
             if topic.is_some_and(|t| !t.is_in_scope()) {
@@ -284,6 +275,16 @@ impl Agent {
                     &question.text,
                 ));
             }
+        }
+        let passages = match route {
+            Route::Documentation if self.tools.has(SEARCH_DOCS) => {
+                self.search_first(question, context, events, &mut progress)
+                    .await
+            }
+            _ => None,
+        };
+        if let Some(streamed) = &streamed {
+            streamed.allow(progress.returned_chunks.keys());
         }
         let mut messages = self.opening_messages(question, passages.as_deref());
         let mut state = LoopState::new(self.settings.max_tool_hops);

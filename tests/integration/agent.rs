@@ -1572,6 +1572,10 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
     assert_eq!(declined.decision, Decision::Declined);
     assert_eq!(declined.answer, REFUSAL);
     assert!(f.provider.requests().is_empty(), "no answer call");
+    assert!(
+        declined.trace.is_empty(),
+        "no search for an off-topic request"
+    );
 
     // The check is the question alone (no passages, no tools), held to the topic schema.
     let checks = f.provider.topic_checks();
