@@ -676,15 +676,13 @@ impl Progress {
             summary: outcome.summary,
         });
     }
-}
 
-impl Progress {
     /// Everything the answer could draw figures from: live results and passages.
-    fn sources(&self) -> Vec<String> {
+    fn sources(&self) -> Vec<&str> {
         self.live_results
             .iter()
-            .cloned()
-            .chain(self.passages.iter().map(|(_, text)| text.clone()))
+            .map(String::as_str)
+            .chain(self.passages.iter().map(|(_, text)| text.as_str()))
             .collect()
     }
 }

@@ -10,6 +10,8 @@
 //!   sentence they follow.
 //! - [`numbers_grounded`]: whether an answer from live data states a number the tools returned.
 
+use crate::citations;
+
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or
 /// this many content words.
 const MIN_SHARED_WORDS: usize = 2;
@@ -129,12 +131,13 @@ pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<S
     let mut unsupported = Vec::new();
     for sentence in sentences(answer) {
         let wanted = terms(&strip_markers(sentence));
-        for id in marker_ids(sentence) {
-            let Some((_, text)) = passages.iter().find(|(chunk, _)| *chunk == id) else {
+        for (_, id) in citations::markers(sentence) {
+            let Some((_, text)) = passages.iter().find(|(chunk, _)| chunk == id) else {
                 continue;
             };
-            if !wanted.support_in(&terms(text)).is_enough() && !unsupported.contains(&id) {
-                unsupported.push(id);
+            if !wanted.support_in(&terms(text)).is_enough() && !unsupported.iter().any(|u| u == id)
+            {
+                unsupported.push(id.to_string());
             }
         }
     }
@@ -147,7 +150,7 @@ pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<S
 /// totals and percentages worked out from returned figures pass; an answer whose every figure
 /// is new was invented. A decimal comma reads as a point (`20,2` = `20.2`), and a rounded figure
 /// matches the longer one it was rounded from (`20.2` in `20.23`).
-pub fn numbers_grounded(answer: &str, question: &str, sources: &[String]) -> bool {
+pub fn numbers_grounded(answer: &str, question: &str, sources: &[&str]) -> bool {
     let asked = terms(question).numbers;
     let stated: Vec<String> = terms(&strip_markers(answer))
         .numbers
@@ -184,41 +187,27 @@ fn read_number(token: &str) -> String {
     number
 }
 
-/// The length of the `[^id]` markers at the very start of `text`.
+/// The length of the markers (as [`citations::markers`] reads them) at the very start of `text`.
 fn markers_at(text: &str) -> usize {
     let mut length = 0;
-    while text[length..].starts_with("[^") {
-        match text[length..].find(']') {
-            Some(end) => length += end + 1,
-            None => break,
+    for (range, _) in citations::markers(text) {
+        if range.start != length {
+            break;
         }
+        length = range.end;
     }
     length
 }
 
-/// The chunk ids of the `[^id]` markers in `text`.
-fn marker_ids(text: &str) -> Vec<String> {
-    text.split("[^")
-        .skip(1)
-        .filter_map(|rest| rest.split_once(']').map(|(id, _)| id.to_string()))
-        .collect()
-}
-
-/// `text` without its `[^id]` markers, whose ids would otherwise count as terms.
+/// `text` without its markers, whose ids would otherwise count as terms.
 fn strip_markers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("[^") {
-        out.push_str(&rest[..start]);
-        match rest[start..].find(']') {
-            Some(end) => rest = &rest[start + end + 1..],
-            None => {
-                rest = &rest[start..];
-                break;
-            }
-        }
+    let mut kept_from = 0;
+    for (range, _) in citations::markers(text) {
+        out.push_str(&text[kept_from..range.start]);
+        kept_from = range.end;
     }
-    out.push_str(rest);
+    out.push_str(&text[kept_from..]);
     out
 }
 
@@ -231,7 +220,10 @@ fn sentences(text: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let after = i + c.len_utf8();
         // Markers right after the full stop belong to the sentence they end.
-        let markers = markers_at(&text[after..]);
+        let markers = match c {
+            '.' | '!' | '?' => markers_at(&text[after..]),
+            _ => 0,
+        };
         let next = text[after + markers..].chars().next();
         let ends = match c {
             '\n' => true,
@@ -337,11 +329,11 @@ mod tests {
     fn passages() -> Vec<(String, String)> {
         vec![
             (
-                "co2#bands".into(),
+                "co2-bands".into(),
                 "Below 800 ppm the air is good; from 1000 ppm indoor air counts as poor.".into(),
             ),
             (
-                "roles#admin".into(),
+                "roles-admin".into(),
                 "Business admins can invite users and manage every building of their domain."
                     .into(),
             ),
@@ -353,8 +345,8 @@ mod tests {
         let answer = "Indoor air is poor from 1000 ppm. Business admins manage every building.";
         assert_eq!(
             attribute(answer, &passages()).unwrap(),
-            "Indoor air is poor from 1000 ppm.[^co2#bands] Business admins manage every \
-             building.[^roles#admin]"
+            "Indoor air is poor from 1000 ppm.[^co2-bands] Business admins manage every \
+             building.[^roles-admin]"
         );
     }
 
@@ -363,7 +355,7 @@ mod tests {
         let answer = "The sky is blue today. Poor air starts at 1000 ppm.";
         assert_eq!(
             attribute(answer, &passages()).unwrap(),
-            "The sky is blue today. Poor air starts at 1000 ppm.[^co2#bands]"
+            "The sky is blue today. Poor air starts at 1000 ppm.[^co2-bands]"
         );
         assert_eq!(attribute("Bananas are yellow.", &passages()), None);
         assert_eq!(attribute("Anything at all.", &[]), None);
@@ -371,19 +363,17 @@ mod tests {
 
     #[test]
     fn a_model_marker_on_a_sentence_its_passage_does_not_support_is_flagged() {
-        let answer = "Indoor air is poor from 1000 ppm.[^co2#bands] Admins can delete \
-                      the moon.[^co2#bands] Business admins manage every building.[^roles#admin] \
+        let answer = "Indoor air is poor from 1000 ppm.[^co2-bands] Admins can delete \
+                      the moon.[^co2-bands] Business admins manage every building.[^roles-admin] \
                       Invented.[^nowhere]";
-        assert_eq!(unsupported_markers(answer, &passages()), vec!["co2#bands"]);
-        assert!(unsupported_markers("Poor from 1000 ppm.[^co2#bands]", &passages()).is_empty());
+        assert_eq!(unsupported_markers(answer, &passages()), vec!["co2-bands"]);
+        assert!(unsupported_markers("Poor from 1000 ppm.[^co2-bands]", &passages()).is_empty());
     }
 
     #[test]
     fn a_live_answer_needs_one_number_the_tools_returned() {
-        let sources = vec![
-            r#"{"rooms":[{"id":"hq-101","people":6,"capacity":12}],"co2":20.23,"v":[3,4]}"#
-                .to_string(),
-        ];
+        let sources =
+            [r#"{"rooms":[{"id":"hq-101","people":6,"capacity":12}],"co2":20.23,"v":[3,4]}"#];
         let question = "How many people are in hq-101?";
         assert!(numbers_grounded(
             "Room hq-101 has 6 people.",

@@ -8,6 +8,9 @@ use crowdvision_agent::config::Config;
 use crowdvision_agent::history::{Entry, History};
 use std::process::ExitCode;
 
+/// Answers `history` lists when not told how many.
+const DEFAULT_LAST: usize = 20;
+
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     #[command(subcommand)]
@@ -22,7 +25,7 @@ enum HistoryAction {
     /// The latest answers, oldest first (the default action).
     List {
         /// How many of the latest answers.
-        #[arg(long, short = 'n', default_value_t = 20)]
+        #[arg(long, short = 'n', default_value_t = DEFAULT_LAST)]
         last: usize,
     },
     /// One answer in full: question, answer, decision, citations, model, tokens, cost, time.
@@ -40,7 +43,9 @@ enum HistoryAction {
 pub fn run(config: Config, args: HistoryArgs) -> Result<ExitCode> {
     let history = History::at(&config.history.path);
     let entries = history.read()?;
-    let action = args.action.unwrap_or(HistoryAction::List { last: 20 });
+    let action = args
+        .action
+        .unwrap_or(HistoryAction::List { last: DEFAULT_LAST });
     let chosen: Vec<&Entry> = match &action {
         HistoryAction::List { last } => entries.iter().rev().take(*last).rev().collect(),
         HistoryAction::Search { text } => entries.iter().filter(|e| e.mentions(text)).collect(),

@@ -190,6 +190,16 @@ async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
     results[0].chunk.chunk_id.clone()
 }
 
+/// The names of the tools a request offered the model, in order.
+fn offered_tools(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn messages(request: &Value) -> &Vec<Value> {
     request["messages"].as_array().unwrap()
 }
@@ -242,18 +252,10 @@ async fn chains_tools_over_hops_and_keeps_only_real_citations() {
 
     let requests = f.provider.requests();
     assert_eq!(requests.len(), 3);
-    let tool_names = |request: &Value| -> Vec<String> {
-        request["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-            .collect()
-    };
     // The first call of a documentation question offers a further search only; every tool
     // after it.
-    assert_eq!(tool_names(&requests[0]), vec!["search_docs"]);
-    assert_eq!(tool_names(&requests[1]), vec!["search_docs", "echo"]);
+    assert_eq!(offered_tools(&requests[0]), vec!["search_docs"]);
+    assert_eq!(offered_tools(&requests[1]), vec!["search_docs", "echo"]);
     assert_eq!(
         requests[0]["tools"][0]["function"]["parameters"]["required"],
         json!(["query"])
@@ -1470,18 +1472,10 @@ async fn a_named_room_offers_only_live_tools_first_and_requires_one() {
         "no search first"
     );
     let requests = f.provider.requests();
-    let names = |request: &Value| -> Vec<String> {
-        request["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(names(&requests[0]), ["echo"]);
+    assert_eq!(offered_tools(&requests[0]), ["echo"]);
     assert_eq!(requests[0]["tool_choice"], "required");
     // After the first hop every tool is offered again and the model chooses.
-    assert_eq!(names(&requests[1]), ["search_docs", "echo"]);
+    assert_eq!(offered_tools(&requests[1]), ["search_docs", "echo"]);
     assert!(requests[1].get("tool_choice").is_none());
 
     // A documentation question: searched first, its passages in the request, only a further
@@ -1490,7 +1484,7 @@ async fn a_named_room_offers_only_live_tools_first_and_requires_one() {
         .await
         .unwrap();
     let docs = &f.provider.requests()[2];
-    assert_eq!(names(docs), ["search_docs"]);
+    assert_eq!(offered_tools(docs), ["search_docs"]);
     assert!(docs.get("tool_choice").is_none());
     // The output cap is sent with every request.
     assert!(f.provider.requests().iter().all(|r| r["max_tokens"] == 321));

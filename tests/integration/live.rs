@@ -5,7 +5,7 @@
 //! tool errors the loop hands back to the model.
 
 use crate::provider::{answer, tool_calls, usage, ScriptedProvider};
-use crate::util::{agent, repo_root, stderr, stdout, write};
+use crate::util::{agent, repo_root, stderr, stdout, write, Running};
 use crowdvision_agent::agent::answer::{Agent, Question};
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::live::LiveData;
@@ -564,16 +564,6 @@ async fn tools_call_prints_readings_for_claims_and_tokens() {
         Some(2),
         "an unusable caller is a usage error"
     );
-}
-
-/// A child process killed when the test ends, passed or not.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test]

@@ -9,12 +9,12 @@
 use crate::provider::{
     answer, streamed_answer, streamed_tool_calls, tool_calls, usage, ScriptedProvider,
 };
-use crate::util::{agent, in_ci, repo_root, skipped, stderr, write, TestDatabase};
+use crate::util::{agent, in_ci, repo_root, skipped, stderr, write, Running, TestDatabase};
 use crowdvision_agent::auth::jwt::sign_hs256;
 use crowdvision_agent::sim::{self, Fixture};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "proxy-test-secret-of-at-least-32b";
@@ -25,16 +25,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Kills the child when the test ends, however it ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 async fn wait_until_up(url: &str) {

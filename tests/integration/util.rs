@@ -1,6 +1,5 @@
 //! Helpers shared by the integration tests: the binary, scratch folders, fresh databases.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -64,15 +63,23 @@ pub fn shared_corpus() -> Option<PathBuf> {
     }
 }
 
+/// A child process, killed when the test ends however it ends.
+pub struct Running(pub std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Says once per group, where it is seen, that a group of tests is being skipped and why.
 /// Written to the process's stderr directly: cargo's capture hides `eprintln!` of passing tests.
 pub fn skipped(group: &str, why: &str) {
-    static SAID: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if said
-        .get_or_insert_with(HashSet::new)
-        .insert(group.to_string())
-    {
+    if !said.iter().any(|g| g == group) {
+        said.push(group.to_string());
         let line = format!(
             "\nSKIPPED {group}: {why} (they pass without running; with CI=true they fail instead)\n"
         );
