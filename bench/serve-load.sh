@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # /ask under load: `serve` against the limit (a bare axum handler making the same single provider
 # call) and the peer (FastAPI + uvicorn + httpx), all three over the same zero-latency scripted
-# provider, with wrk at 1, 16 and 256 concurrent connections; then serve's resident memory idle
-# and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
+# provider, with wrk at 1, 16 and 256 concurrent connections; serve also on its default
+# documentation path (the question searched in an empty store first, `serve-search-first`); then
+# serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
 # usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,15 +50,23 @@ rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 start provider "$helper" provider; provider=$url
 
-serve_port=$(port)
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
-# SCOPE_CHECK=false: one model call per answer, the same work as the limit and the peer.
-DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
-  ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 SCOPE_CHECK=false \
-  BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/serve.out" 2> "$work/serve.err" &
-serve_pid=$!; pids+=($serve_pid)
-serve="http://127.0.0.1:$serve_port"
-wait_ready "$serve/healthz"
+# start_serve NAME SETTING=VALUE...: one serve over the shared SQLite store; sets $url and $pid.
+start_serve() {
+  local name=$1 serve_port; shift
+  serve_port=$(port)
+  env DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
+    ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 "$@" \
+    BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/$name.out" 2> "$work/$name.err" &
+  pid=$!; pids+=($pid)
+  url="http://127.0.0.1:$serve_port"
+  wait_ready "$url/healthz"
+}
+# SCOPE_CHECK=false SEARCH_FIRST=false: one model call per answer and nothing else, the same
+# work as the limit and the peer.
+start_serve serve SCOPE_CHECK=false SEARCH_FIRST=false; serve=$url; serve_pid=$pid
+# The default documentation path: the question is searched in the (empty) store before the call.
+start_serve search-first SCOPE_CHECK=false; search_first=$url; search_first_pid=$pid
 # The limit sends exactly the request serve sends (system prompt, tool definitions, settings).
 curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$serve/ask" >/dev/null
 curl -fs "$provider/last-request" > "$work/request.json"
@@ -79,7 +88,7 @@ echo
 echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for c in $clients; do
-  for target in "serve $serve $serve_pid" "bare-axum $bare $bare_pid" "fastapi $peer $peer_pid"; do
+  for target in "serve $serve $serve_pid" "serve-search-first $search_first $search_first_pid" "bare-axum $bare $bare_pid" "fastapi $peer $peer_pid"; do
     set -- $target
     for run in $(seq "$runs"); do
       curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"warm up"}' "$2/ask" >/dev/null

@@ -9,6 +9,9 @@
 //!   server of the integration tests, so JSON encoding, the HTTP client and the server's own
 //!   handling are included (an upper bound on what the adapter adds).
 //!
+//! In process again with tracing on: spans summarised in the log (the default without a
+//! collector), exported over OTLP/HTTP to a loopback receiver, and exported with payloads.
+//!
 //! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`).
 
 #[path = "../tests/integration/provider.rs"]
@@ -28,8 +31,10 @@ use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
 use crowdvision_agent::agent::usage::{PriceTable, Usage};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
+use crowdvision_agent::observe::telemetry::{Telemetry, TelemetrySettings};
+use tracing::instrument::WithSubscriber;
 use crowdvision_agent::auth::AuthUser;
-use crowdvision_agent::config::{Config, RawSettings};
+use crowdvision_agent::config::{Config, LogFormat, RawSettings};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -148,6 +153,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             require_grounded_answers: true,
             // The topic check is one more model call, not agent work: measured apart.
             scope_check: false,
+            search_first: true,
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),
@@ -157,6 +163,29 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
         Arc::new(Authorizer::new("business_admin")),
         PriceTable::default(),
     )
+}
+
+/// An OTLP/HTTP endpoint that takes every export and answers 200, on its own thread so that
+/// receiving never runs between the measured answers.
+fn otlp_receiver() -> url::Url {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/traces",
+                axum::routing::post(|_body: axum::body::Bytes| async { "" }),
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let address = rx.recv().unwrap();
+    url::Url::parse(&format!("http://{address}")).unwrap()
 }
 
 async fn measure(agent: &Agent, requests: usize) -> Vec<Duration> {
@@ -214,6 +243,27 @@ async fn main() {
         "in process (agent alone)",
         &measure(&in_process, requests).await,
     );
+    let receiver = otlp_receiver();
+    let tracing_runs = [
+        ("in process, spans summarised in the log (no OTLP)", None, false),
+        ("in process, spans exported over OTLP/HTTP", Some(&receiver), false),
+        ("in process, exported with OBSERVE_PAYLOADS=true", Some(&receiver), true),
+    ];
+    for (label, endpoint, payloads) in tracing_runs {
+        let (dispatch, telemetry) = Telemetry::build(TelemetrySettings {
+            log_format: LogFormat::Pretty,
+            otlp_endpoint: endpoint,
+            payloads,
+            default_filter: "warn",
+        })
+        .unwrap();
+        let times = measure(&in_process, requests)
+            .with_subscriber(dispatch)
+            .await;
+        report(label, &times);
+        telemetry.shutdown();
+    }
+    crowdvision_agent::observe::set_payloads(false);
 
     let calls = [(
         "call_1",

@@ -15,7 +15,7 @@ use crowdvision_agent::retrieval::query::{fts5_query, keyword_terms};
 use crowdvision_agent::retrieval::rerank::NoopReranker;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use crowdvision_agent::retrieval::source::discover;
-use crowdvision_agent::retrieval::store::postgres::{self, vector_literal, PostgresStore};
+use crowdvision_agent::retrieval::store::postgres::{self, PostgresStore};
 use crowdvision_agent::retrieval::store::sqlite::{self, SqliteStore};
 use crowdvision_agent::retrieval::store::{ChunkStore, NewChunk, NewDocument};
 use futures::TryStreamExt;
@@ -268,14 +268,14 @@ async fn time_postgres_floor(
     let permissions = caller.effective_permissions();
     let mut samples = Vec::with_capacity(questions.len());
     for q in questions {
-        let literal = vector_literal(&embedder.embed_one(q));
+        let vector = pgvector::Vector::from(embedder.embed_one(q));
         let terms = keyword_terms(q);
         let started = Instant::now();
         let vector = async {
             let mut tx = store.pool().begin().await.unwrap();
             postgres::prepare_vector_scan(&mut tx, 20).await.unwrap();
             let rows = sqlx::query(postgres::VECTOR_SQL)
-                .bind(&literal)
+                .bind(&vector)
                 .bind(&permissions)
                 .bind(20i64)
                 .fetch_all(&mut *tx)

@@ -76,6 +76,9 @@ pub struct LlmConfig {
     /// `SCOPE_CHECK`: a documentation question's topic is asked first, as typed JSON, and
     /// an off-topic request is declined by the library.
     pub scope_check: bool,
+    /// `SEARCH_FIRST`: a documentation question is searched before the model is called and
+    /// the passages go with it (small models rarely call `search_docs` on their own).
+    pub search_first: bool,
     /// Hosts answers may link to or show images from (`LINK_ALLOWED_HOSTS`).
     pub link_allowed_hosts: Vec<String>,
     /// How long one tool call may take before the model is told it timed out.
@@ -413,6 +416,7 @@ pub const SETTINGS: &[&str] = &[
     "RERANKER_URL",
     "RRF_K",
     "SCOPE_CHECK",
+    "SEARCH_FIRST",
     "SENSOR_SERVICE_URL",
     "SHUTDOWN_GRACE_SECONDS",
     "TOOL_TIMEOUT_SECONDS",
@@ -648,6 +652,7 @@ impl Config {
             max_question_chars: r.number("MAX_QUESTION_CHARS", 4000, 1, 1_000_000)?,
             require_grounded_answers: r.boolean("REQUIRE_GROUNDED_ANSWERS", true)?,
             scope_check: r.boolean("SCOPE_CHECK", true)?,
+            search_first: r.boolean("SEARCH_FIRST", true)?,
             link_allowed_hosts: r.list("LINK_ALLOWED_HOSTS"),
             tool_timeout: Duration::from_secs_f64(r.number(
                 "TOOL_TIMEOUT_SECONDS",

@@ -9,6 +9,7 @@
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
+//! - [`observe`]: spans (OTLP, Langfuse), the payload gate, metrics, log format.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
@@ -22,6 +23,7 @@ pub mod downstream;
 pub mod eval;
 pub mod history;
 pub mod http;
+pub mod observe;
 pub mod retrieval;
 pub mod server;
 pub mod sim;

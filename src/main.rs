@@ -16,8 +16,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    init_logging();
-    match cli::run(cli).await {
+    let outcome = cli::run(cli).await;
+    cli::telemetry::finish();
+    match outcome {
         Ok(code) => code,
         Err(error) if closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
@@ -60,20 +61,4 @@ fn closed_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Logs go to stderr; `RUST_LOG` tunes them (default: warnings).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
-        // async-openai logs whole provider error bodies; our errors carry a bounded summary.
-        .add_directive("async_openai=off".parse().expect("a valid directive"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(
-            std::env::var_os("NO_COLOR").is_none()
-                && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        )
-        .init();
 }

@@ -13,7 +13,8 @@
 
 use super::decision::{CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE, REFUSAL};
 use super::llm::{
-    ChatModel, ChatRequest, LlmError, Message, ResponseSchema, TokenSink, ToolCall, ToolChoice,
+    ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, ResponseSchema, TokenSink,
+    ToolCall, ToolChoice,
 };
 use super::model_choice::{ModelChoice, ModelChoiceError};
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
@@ -27,11 +28,14 @@ use crate::auth::authz::Authorizer;
 use crate::auth::identity::Caller;
 use crate::citations::{self, ChunkOrigin};
 use crate::config::Config;
+use crate::observe::{self, metrics};
 use crate::retrieval::search::MAX_TOP_K;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
+use tracing::{Instrument, Span};
 
 /// The name of the documentation tool, whose results are what citations may point at.
 const SEARCH_DOCS: &str = "search_docs";
@@ -133,6 +137,9 @@ pub struct AgentSettings {
     pub require_grounded_answers: bool,
     /// A documentation question's topic is asked first; off-topic requests are declined.
     pub scope_check: bool,
+    /// A documentation question is searched before the first model call and the passages are
+    /// sent with it; without it the model decides whether to call `search_docs`.
+    pub search_first: bool,
 }
 
 pub struct Agent {
@@ -201,6 +208,7 @@ impl Agent {
                 link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
                 require_grounded_answers: config.llm.require_grounded_answers,
                 scope_check: config.llm.scope_check,
+                search_first: config.llm.search_first,
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -217,8 +225,25 @@ impl Agent {
     }
 
     /// Answers `question` for `caller`. With `events`, text deltas (the model's output
-    /// streamed) and tool activity are sent as they happen.
+    /// streamed) and tool activity are sent as they happen. The answer is one `agent.answer`
+    /// span (see [`crate::observe`]).
     pub async fn answer(
+        &self,
+        question: &Question,
+        caller: &Caller,
+        events: Option<&UnboundedSender<AgentEvent>>,
+    ) -> Result<AskResponse, AgentError> {
+        let span = observe::answer_span(&caller.user.sub, self.default_model());
+        observe::record_payload(&span, "langfuse.observation.input", || question.text.clone());
+        let result = self
+            .answer_in_span(question, caller, events)
+            .instrument(span.clone())
+            .await;
+        record_answer(&span, &result);
+        result
+    }
+
+    async fn answer_in_span(
         &self,
         question: &Question,
         caller: &Caller,
@@ -277,7 +302,7 @@ impl Agent {
             }
         }
         let passages = match route {
-            Route::Documentation if self.tools.has(SEARCH_DOCS) => {
+            Route::Documentation if self.settings.search_first && self.tools.has(SEARCH_DOCS) => {
                 self.search_first(question, context, events, &mut progress)
                     .await
             }
@@ -291,7 +316,10 @@ impl Agent {
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
         let mut docs_first = passages.is_some() && !self.docs_schemas.is_empty();
         let mut reasked = false;
+        let mut hop = 0;
         loop {
+            hop += 1;
+            let hop_span = observe::hop_span(hop);
             let (tools, tool_choice) = if live_first {
                 (&self.live_schemas, ToolChoice::Required)
             } else if docs_first {
@@ -302,7 +330,6 @@ impl Agent {
             live_first = false;
             docs_first = false;
             let turn = self
-                .model
                 .chat(
                     ChatRequest {
                         model: &model,
@@ -314,7 +341,9 @@ impl Agent {
                         tool_choice,
                     },
                     tokens,
+                    "answer",
                 )
+                .instrument(hop_span.clone())
                 .await?;
             if let Some(streamed) = &streamed {
                 streamed.end_of_turn();
@@ -326,7 +355,10 @@ impl Agent {
             }
             match state.next(&turn) {
                 Step::CallTools(calls) => {
-                    let outcomes = self.run_tools(&calls, context, events).await;
+                    let outcomes = self
+                        .run_tools(&calls, context, events)
+                        .instrument(hop_span)
+                        .await;
                     messages.push(turn.message);
                     for (call, outcome) in calls.iter().zip(outcomes) {
                         messages.push(Message::tool_result(&call.id, outcome.content.to_string()));
@@ -404,7 +436,6 @@ impl Agent {
         asked.push(Message::user(TOPIC_QUESTION));
         let schema = super::scope::response_schema();
         let turn = self
-            .model
             .chat(
                 ChatRequest {
                     model,
@@ -419,6 +450,7 @@ impl Agent {
                     tool_choice: ToolChoice::Auto,
                 },
                 None,
+                "topic",
             )
             .await;
         match turn {
@@ -432,6 +464,56 @@ impl Agent {
                 None
             }
         }
+    }
+
+    /// One model call as a `gen_ai.chat` span (a generation), with its tokens and cost.
+    async fn chat(
+        &self,
+        request: ChatRequest<'_>,
+        tokens: Option<&TokenSink<'_>>,
+        purpose: &'static str,
+    ) -> Result<ChatTurn, LlmError> {
+        let span = observe::chat_span(request.model, purpose);
+        observe::record_payload(&span, "langfuse.observation.input", || {
+            prompt_text(request.messages)
+        });
+        let model = request.model.to_string();
+        let started = Instant::now();
+        let result = self
+            .model
+            .chat(request, tokens)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(turn) => {
+                let served = if turn.model.is_empty() { &model } else { &turn.model };
+                span.record("gen_ai.response.model", served.as_str());
+                span.record("gen_ai.response.finish_reasons", finish_name(turn.finish));
+                span.record("gen_ai.usage.input_tokens", turn.usage.prompt_tokens);
+                span.record("gen_ai.usage.output_tokens", turn.usage.completion_tokens);
+                let cost = turn
+                    .provider_cost
+                    .or_else(|| self.prices.estimate_served(served, &turn.usage));
+                if let Some(usd) = cost {
+                    span.record("gen_ai.usage.cost", usd);
+                    metrics::model_cost(served, usd);
+                }
+                observe::record_payload(&span, "langfuse.observation.output", || {
+                    turn_text(turn)
+                });
+                metrics::model_call(
+                    served,
+                    started.elapsed(),
+                    turn.usage.prompt_tokens,
+                    turn.usage.completion_tokens,
+                );
+            }
+            Err(error) => {
+                observe::record_error(&span, error.kind());
+                metrics::model_error(&model, error.kind());
+            }
+        }
+        result
     }
 
     fn opening_messages(&self, question: &Question, passages: Option<&str>) -> Vec<Message> {
@@ -468,15 +550,24 @@ impl Agent {
             }
         }
         let width = self.settings.max_tool_calls_per_turn;
-        let outcomes = futures::future::join_all(calls.iter().enumerate().map(|(i, call)| async move {
-            if i < width {
-                self.tools.call_text(&call.name, &call.arguments, context).await
-            } else {
-                ToolOutcome::refused(
-                    &call.name,
-                    format!("not run: at most {width} tool calls run per turn; ask again for the rest"),
-                )
+        let outcomes = futures::future::join_all(calls.iter().enumerate().map(|(i, call)| {
+            let span = observe::tool_span(&call.name, &call.id);
+            observe::record_payload(&span, "langfuse.observation.input", || {
+                call.arguments.clone()
+            });
+            async move {
+                let outcome = if i < width {
+                    self.tools.call_text(&call.name, &call.arguments, context).await
+                } else {
+                    ToolOutcome::refused(
+                        &call.name,
+                        format!("not run: at most {width} tool calls run per turn; ask again for the rest"),
+                    )
+                };
+                record_tool(&Span::current(), &outcome);
+                outcome
             }
+            .instrument(span)
         }))
         .await;
         if let Some(sender) = events {
@@ -627,6 +718,76 @@ impl<'a> StreamedTokens<'a> {
             // A receiver that has gone away (a client that hung up) only loses the deltas.
             let _ = self.sender.send(AgentEvent::Token { text });
         }
+    }
+}
+
+/// The request's totals on its span, and the decision counted.
+fn record_answer(span: &Span, result: &Result<AskResponse, AgentError>) {
+    match result {
+        Ok(response) => {
+            span.record("decision", response.decision.as_str());
+            span.record("gen_ai.response.model", response.model.as_str());
+            span.record("gen_ai.usage.input_tokens", response.usage.prompt_tokens);
+            span.record("gen_ai.usage.output_tokens", response.usage.completion_tokens);
+            if let Some(usd) = response.cost.provider_usd.or(response.cost.estimated_usd) {
+                span.record("gen_ai.usage.cost", usd);
+            }
+            span.record("tool_calls", response.trace.len());
+            span.record("citations", response.citations.len());
+            observe::record_payload(span, "langfuse.observation.output", || {
+                response.answer.clone()
+            });
+            metrics::decision(response.decision.as_str());
+        }
+        Err(error) => observe::record_error(
+            span,
+            match error {
+                AgentError::QuestionTooLong { .. } => "question_too_long",
+                AgentError::ModelChoice(_) => "model_choice",
+                AgentError::Llm(error) => error.kind(),
+            },
+        ),
+    }
+}
+
+/// A tool call's status on its span (the error's kind, not its text) and in the metrics.
+fn record_tool(span: &Span, outcome: &ToolOutcome) {
+    span.record("ok", outcome.ok);
+    let error_kind = (!outcome.ok).then(|| {
+        outcome.content["error"]["kind"]
+            .as_str()
+            .unwrap_or("error")
+            .to_string()
+    });
+    if let Some(kind) = &error_kind {
+        observe::record_error(span, kind);
+    }
+    observe::record_payload(span, "langfuse.observation.output", || {
+        outcome.summary.clone()
+    });
+    metrics::tool_call(
+        &outcome.tool,
+        std::time::Duration::from_millis(outcome.ms),
+        error_kind.as_deref(),
+    );
+}
+
+/// The messages of a model call as JSON text (a payload).
+fn prompt_text(messages: &[Message]) -> String {
+    serde_json::to_string(messages).unwrap_or_default()
+}
+
+/// What the model wrote, and the tools it called (a payload).
+fn turn_text(turn: &ChatTurn) -> String {
+    serde_json::to_string(&turn.message).unwrap_or_default()
+}
+
+fn finish_name(finish: FinishReason) -> &'static str {
+    match finish {
+        FinishReason::Stop => "stop",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::Length => "length",
+        FinishReason::ContentFilter => "content_filter",
     }
 }
 

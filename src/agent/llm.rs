@@ -139,6 +139,22 @@ pub enum LlmError {
     Config(String),
 }
 
+impl LlmError {
+    /// A short name of the failure for spans and metrics (never the detail: it may carry data).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Status { .. } => "status",
+            LlmError::Truncated => "truncated",
+            LlmError::Timeout => "timeout",
+            LlmError::Transport(_) => "transport",
+            LlmError::Malformed(_) => "malformed",
+            LlmError::EmptyChoices => "empty_choices",
+            LlmError::UnknownFinishReason(_) => "unknown_finish_reason",
+            LlmError::Config(_) => "config",
+        }
+    }
+}
+
 /// Receives the answer's text as the model produces it, one delta at a time.
 pub type TokenSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 

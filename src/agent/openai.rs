@@ -341,7 +341,7 @@ struct WireTool<'a> {
 struct WireToolFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a serde_json::Value,
+    parameters: &'a serde_json::value::RawValue,
 }
 
 impl<'a> WireRequest<'a> {
@@ -357,7 +357,7 @@ impl<'a> WireRequest<'a> {
                     function: WireToolFunction {
                         name: tool.name,
                         description: tool.description,
-                        parameters: &tool.parameters,
+                        parameters: &tool.parameters_json,
                     },
                 })
                 .collect(),

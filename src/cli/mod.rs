@@ -15,6 +15,7 @@ mod render;
 mod search;
 mod serve;
 mod sim;
+pub mod telemetry;
 mod tools;
 
 use anyhow::Result;
@@ -124,7 +125,12 @@ pub enum Shell {
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
-    let load = || Config::load(cli.config.as_deref());
+    let serving = matches!(cli.command, Command::Serve(_));
+    let load = || -> Result<Config> {
+        let config = Config::load(cli.config.as_deref())?;
+        telemetry::start(&config.observability, serving)?;
+        Ok(config)
+    };
     let caller = identity::Given {
         claims: cli.claims.as_deref(),
         token: cli.token.as_deref(),
@@ -156,9 +162,15 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(load()?, args).await,
         Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,
-        Command::Sim(args) => sim::run(args).await,
+        Command::Sim(args) => {
+            telemetry::start_from_environment()?;
+            sim::run(args).await
+        }
         Command::History(args) => history::run(load()?, args),
-        Command::Doctor(args) => doctor::run(cli.config.as_deref(), args).await,
+        Command::Doctor(args) => {
+            telemetry::start_from_environment()?;
+            doctor::run(cli.config.as_deref(), args).await
+        }
     }
 }
 

@@ -19,11 +19,15 @@ pub struct ServeArgs {
 
 pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     let parts = ask::build_parts_unchecked(&config).await?;
-    let state = AppState::from_config(
+    let mut state = AppState::from_config(
         &config,
         parts.agent(&config),
         parts.retriever.clone(),
         parts.authz.clone(),
+    );
+    state.metrics = Some(
+        crowdvision_agent::observe::metrics::install_prometheus()
+            .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?,
     );
     let bind = args.bind.unwrap_or(config.server.bind);
     let listener = tokio::net::TcpListener::bind(bind)

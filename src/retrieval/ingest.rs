@@ -14,12 +14,14 @@ use super::source::{
 };
 use super::store::{check_embedding, ChunkStore, NewChunk, NewDocument, StoreError, WriteOutcome};
 use crate::config::SizeUnit;
-use futures::StreamExt;
+use crate::observe;
+use futures::{FutureExt, StreamExt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Documents prepared (read, chunked, embedded) ahead of the writer.
 const PREPARE_AHEAD: usize = 4;
@@ -160,6 +162,29 @@ impl Ingestor {
         inline: Vec<SourceFile>,
         progress: &dyn Progress,
     ) -> Result<IngestSummary, IngestError> {
+        let span = observe::ingest_run_span(options.roots.len());
+        let result = self
+            .run_in_span(options, inline, progress)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(summary) => {
+                span.record("written", summary.added + summary.replaced);
+                span.record("skipped", summary.skipped);
+                span.record("failed", summary.failed);
+                span.record("chunks", summary.chunks_written);
+            }
+            Err(_) => observe::record_error(&span, "ingest"),
+        }
+        result
+    }
+
+    async fn run_in_span(
+        &self,
+        options: &IngestOptions,
+        inline: Vec<SourceFile>,
+        progress: &dyn Progress,
+    ) -> Result<IngestSummary, IngestError> {
         // A missing path among others is one failed source (the others are still ingested);
         // when nothing at all could be read, the run is refused as a whole.
         let all_missing = options.roots.iter().all(|r| !r.exists());
@@ -203,13 +228,25 @@ impl Ingestor {
         progress.start(files.len());
 
         let mut prepared = futures::stream::iter(files)
-            .map(|file| self.prepare(file, options, &by_source, &held_hashes))
+            .map(|file| {
+                let span = observe::ingest_document_span(&file.source);
+                self.prepare(file, options, &by_source, &held_hashes)
+                    .instrument(span.clone())
+                    .map(move |step| (step, span))
+            })
             .buffered(PREPARE_AHEAD);
-        while let Some(step) = prepared.next().await {
+        while let Some((step, span)) = prepared.next().await {
             let report = match step {
                 Step::Done(report) => report,
-                Step::Write(document, public) => self.write(&document, public).await,
+                Step::Write(document, public) => {
+                    self.write(&document, public).instrument(span.clone()).await
+                }
             };
+            span.record("outcome", report.action.as_str());
+            span.record("chunks", report.chunks);
+            if report.action == Action::Failed {
+                observe::record_error(&span, "failed");
+            }
             progress.advance(&report.source);
             summary.record(report);
         }

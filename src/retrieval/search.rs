@@ -13,10 +13,12 @@ use super::rrf::fuse;
 use super::store::{check_embedding, ChunkStore, Hit, RetrievedChunk, SearchPlan, StoreError};
 use crate::auth::AuthUser;
 use crate::config::{Config, RerankerConfig, RetrievalConfig};
+use crate::observe::{self, metrics};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 
 /// The largest `top_k` a request may ask for.
 pub const MAX_TOP_K: usize = 50;
@@ -102,26 +104,47 @@ impl Retriever {
             if mode == SearchMode::KeywordOnly {
                 return Ok::<_, SearchError>(Vec::new());
             }
-            let embedding = self.embed(question).await?;
+            let embedding = stage("embed", question, self.embed(question), |_| None).await?;
             let limit = self.settings.top_k_vector.max(top_k);
-            Ok(self
-                .store
-                .vector_search(&embedding, &permissions, limit)
-                .await?)
+            stage(
+                "vector",
+                question,
+                self.store.vector_search(&embedding, &permissions, limit),
+                |hits| Some(ranked_hits(hits)),
+            )
+            .await
+            .map_err(SearchError::from)
         };
         let keyword = async {
             if mode == SearchMode::VectorOnly {
                 return Ok::<_, SearchError>(Vec::new());
             }
             let limit = self.settings.top_k_keyword.max(top_k);
-            Ok(self
-                .store
-                .keyword_search(&terms, &permissions, limit)
-                .await?)
+            stage(
+                "keyword",
+                question,
+                self.store.keyword_search(&terms, &permissions, limit),
+                |hits| Some(ranked_hits(hits)),
+            )
+            .await
+            .map_err(SearchError::from)
         };
         let (vector, keyword) = tokio::try_join!(vector, keyword)?;
         let candidates = fused_candidates(vector, keyword, self.settings.rrf_k);
-        self.rerank(question, candidates, top_k).await
+        stage(
+            "rerank",
+            question,
+            self.rerank(question, candidates, top_k),
+            |results| {
+                Some(observe::ranked_ids(results.iter().map(|r| {
+                    (
+                        r.chunk.chunk_id.as_str(),
+                        r.relevance.unwrap_or(r.fused_score),
+                    )
+                })))
+            },
+        )
+        .await
     }
 
     /// Plans and timings of both searches for the caller, as `search` runs them.
@@ -193,6 +216,35 @@ impl Retriever {
             })
             .collect())
     }
+}
+
+/// One search stage as a `retrieve.<stage>` span and a latency sample: the query (a payload),
+/// how many results, and the ranked chunk ids with their scores when `ranked` gives them.
+async fn stage<T, E>(
+    name: &'static str,
+    query: &str,
+    work: impl std::future::Future<Output = Result<Vec<T>, E>>,
+    ranked: impl FnOnce(&[T]) -> Option<String>,
+) -> Result<Vec<T>, E> {
+    let span = observe::retrieve_span(name);
+    observe::record_payload(&span, "langfuse.observation.input", || query.to_string());
+    let started = Instant::now();
+    let result = work.instrument(span.clone()).await;
+    metrics::retrieval_stage(name, started.elapsed());
+    match &result {
+        Ok(items) => {
+            span.record("results", items.len());
+            if let Some(ranked) = ranked(items) {
+                span.record("ranked", ranked);
+            }
+        }
+        Err(_) => observe::record_error(&span, "failed"),
+    }
+    result
+}
+
+fn ranked_hits(hits: &[Hit]) -> String {
+    observe::ranked_ids(hits.iter().map(|h| (h.chunk.chunk_id.as_str(), h.score)))
 }
 
 /// Both hit lists fused by rank, each result carrying its ranks and fused score.

@@ -60,6 +60,8 @@ pub struct AppState {
     /// Whether a provider key is configured (for `/readyz`).
     pub provider_configured: bool,
     pub(crate) slots: Arc<Semaphore>,
+    /// Renders `GET /metrics`; `None` (404) when this process installed no recorder.
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 impl AppState {
@@ -81,6 +83,7 @@ impl AppState {
             identity,
             settings,
             provider_configured,
+            metrics: None,
         }
     }
 }

@@ -5,6 +5,7 @@ use super::AppState;
 use crate::agent::answer::{AgentEvent, HistoryMessage, Question};
 use crate::agent::response::AskResponse;
 use crate::auth::identity::{identify, Caller, Credentials};
+use crate::observe::metrics;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
@@ -47,8 +48,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/ask", post(ask))
         .route("/openapi.json", get(openapi))
         .route("/ingest", post(ingest))
+        .route("/metrics", get(metrics_text))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(count_request))
         .with_state(state);
     let router = match cors {
         Some(cors) => router.layer(cors),
@@ -143,6 +146,39 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
+/// Requests by route and status, and their latency (for a stream: until its headers).
+async fn count_request(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let route = match request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str())
+    {
+        Some("/ask") => "/ask",
+        Some("/ingest") => "/ingest",
+        Some("/healthz") => "/healthz",
+        Some("/readyz") => "/readyz",
+        Some("/openapi.json") => "/openapi.json",
+        Some("/metrics") => "/metrics",
+        _ => "other",
+    };
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    metrics::http_request(route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+/// `GET /metrics`: Prometheus text format.
+async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
+    match &state.metrics {
+        Some(handle) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            handle.render(),
+        )
+            .into_response(),
+        None => not_found().await.into_response(),
+    }
+}
+
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
@@ -178,7 +214,10 @@ async fn ask(
         .slots
         .clone()
         .try_acquire_owned()
-        .map_err(|_| ApiError::overloaded(state.settings.retry_after_seconds))?;
+        .map_err(|_| {
+            metrics::request_shed();
+            ApiError::overloaded(state.settings.retry_after_seconds)
+        })?;
     if request.stream {
         return Ok(stream_answer(state, question, caller, permit).into_response());
     }
@@ -399,6 +438,22 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Counts a streamed answer in `agent_sse_streams_in_flight` while it is open.
+struct OpenStream;
+
+impl OpenStream {
+    fn new() -> OpenStream {
+        metrics::streams_in_flight(1.0);
+        OpenStream
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        metrics::streams_in_flight(-1.0);
+    }
+}
+
 /// `tool_call`, `tool_result` and `token` events as they happen, then `done` with the response
 /// object or `error`.
 fn stream_answer(
@@ -424,7 +479,7 @@ fn stream_answer(
         };
         let _ = outcome_tx.send(outcome);
     });
-    let guard = (AbortOnDrop(task), permit);
+    let guard = (AbortOnDrop(task), permit, OpenStream::new());
     let events = tokio_stream_of(events_rx).map(|event| Ok(agent_event(&event)));
     let last = futures::stream::once(async move {
         let _still_running = guard; // held until the final event is sent

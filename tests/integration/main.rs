@@ -13,6 +13,7 @@ mod eval;
 mod hardening;
 mod ingest;
 mod live;
+mod observe;
 mod provider;
 mod proxy;
 mod rerank;

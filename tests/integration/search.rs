@@ -339,9 +339,9 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
         .await
         .unwrap();
     let sql = crowdvision_agent::retrieval::store::postgres::VECTOR_SQL;
-    let literal = crowdvision_agent::retrieval::store::postgres::vector_literal(&query);
+    let vector = pgvector::Vector::from(query.clone());
     let plan: Vec<String> = sqlx::query_scalar(&format!("EXPLAIN {sql}"))
-        .bind(&literal)
+        .bind(&vector)
         .bind(&rare)
         .bind(20i64)
         .fetch_all(&mut *tx)
@@ -353,7 +353,7 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
         plan.join("\n")
     );
     let through_hnsw = sqlx::query(sql)
-        .bind(&literal)
+        .bind(&vector)
         .bind(&rare)
         .bind(20i64)
         .fetch_all(&mut *tx)

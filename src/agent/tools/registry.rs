@@ -4,6 +4,7 @@
 use super::{Tool, ToolContext, ToolError, ToolErrorKind};
 use async_trait::async_trait;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use std::time::{Duration, Instant};
 
 /// A tool with its argument type erased, so tools of different types share one registry.
@@ -82,11 +83,32 @@ fn compact_schema(mut schema: serde_json::Value) -> serde_json::Value {
 }
 
 /// What the model is told a tool can do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ToolSchema {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: serde_json::Value,
+    /// `parameters` as JSON text, rendered once: every model call sends it, and walking the
+    /// `Value` again for each request was a measurable share of a served answer's CPU.
+    #[serde(skip)]
+    pub parameters_json: Box<RawValue>,
+}
+
+impl ToolSchema {
+    pub fn new(
+        name: &'static str,
+        description: &'static str,
+        parameters: serde_json::Value,
+    ) -> ToolSchema {
+        let parameters_json = serde_json::value::to_raw_value(&parameters)
+            .expect("a JSON value always serializes");
+        ToolSchema {
+            name,
+            description,
+            parameters,
+            parameters_json,
+        }
+    }
 }
 
 /// The result of one call, success or not.
@@ -126,11 +148,7 @@ impl ToolRegistry {
     pub fn schemas(&self) -> Vec<ToolSchema> {
         self.tools
             .iter()
-            .map(|t| ToolSchema {
-                name: t.name(),
-                description: t.description(),
-                parameters: t.parameters(),
-            })
+            .map(|t| ToolSchema::new(t.name(), t.description(), t.parameters()))
             .collect()
     }
 

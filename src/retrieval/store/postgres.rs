@@ -1,5 +1,6 @@
 //! ADAPTER: the store on PostgreSQL with pgvector (sqlx). Vectors live in a `vector(dim)`
-//! column with an HNSW cosine index; full text in a generated, GIN-indexed `tsvector`;
+//! column with an HNSW cosine index (sent in pgvector's binary form through the
+//! `pgvector` crate, not as text); full text in a generated, GIN-indexed `tsvector`;
 //! permissions in a GIN-indexed `text[]`.
 //!
 //! Writers take one transaction-scoped advisory lock, so two ingests running at once serialise
@@ -12,6 +13,7 @@ use super::{
 };
 use crate::config::redact;
 use async_trait::async_trait;
+use pgvector::Vector;
 use sqlx::postgres::PgRow;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Executor, Postgres, Row, Transaction};
@@ -387,7 +389,7 @@ impl ChunkStore for PostgresStore {
         let mut tx = self.pool.begin().await?;
         prepare_vector_scan(&mut tx, limit).await?;
         let rows = sqlx::query(VECTOR_SQL)
-            .bind(vector_literal(embedding))
+            .bind(Vector::from(embedding.to_vec()))
             .bind(permissions)
             .bind(limit as i64)
             .fetch_all(&mut *tx)
@@ -426,7 +428,7 @@ impl ChunkStore for PostgresStore {
         prepare_vector_scan(&mut tx, limit).await?;
         let explain = |sql: &str| format!("EXPLAIN (ANALYZE, FORMAT TEXT) {sql}");
         let vector_plan: Vec<String> = sqlx::query_scalar(&explain(VECTOR_SQL))
-            .bind(vector_literal(embedding))
+            .bind(Vector::from(embedding.to_vec()))
             .bind(permissions)
             .bind(limit as i64)
             .fetch_all(&mut *tx)
@@ -500,14 +502,14 @@ async fn insert_document(
     let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let tokens: Vec<i32> = chunks.iter().map(|c| c.tokens as i32).collect();
-    let vectors: Vec<String> = chunks
+    let vectors: Vec<Vector> = chunks
         .iter()
-        .map(|c| vector_literal(&c.embedding))
+        .map(|c| Vector::from(c.embedding.clone()))
         .collect();
     sqlx::query(
         "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
-         SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding::vector, $9
-         FROM UNNEST($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
+         SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding, $9
+         FROM UNNEST($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::vector[])
               AS t(chunk_id, ordinal, section, kind, text, tokens, embedding)",
     )
     .bind(document_id)
@@ -522,19 +524,4 @@ async fn insert_document(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// pgvector's text form: `[0.1,0.2,…]`.
-pub fn vector_literal(vector: &[f32]) -> String {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(vector.len() * 12 + 2);
-    text.push('[');
-    for (i, value) in vector.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        write!(text, "{value}").expect("writing to a String cannot fail");
-    }
-    text.push(']');
-    text
 }

@@ -1,0 +1,81 @@
+//! The metrics, through the `metrics` facade: each function records one thing. Nothing is kept
+//! until a recorder is installed ([`install_prometheus`], by `serve` for `GET /metrics`).
+
+use metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::time::Duration;
+
+/// Latency buckets in seconds, from a cached search to a slow model call.
+const SECONDS_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0,
+];
+
+/// Installs the Prometheus recorder for this process and returns the handle that renders the
+/// text format. Fails if a recorder was installed already.
+pub fn install_prometheus() -> Result<PrometheusHandle, String> {
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+        .map_err(|e| e.to_string())?
+        .install_recorder()
+        .map_err(|e| e.to_string())
+}
+
+pub fn http_request(route: &'static str, status: u16, took: Duration) {
+    counter!("agent_http_requests_total", "route" => route, "status" => status.to_string())
+        .increment(1);
+    histogram!("agent_http_request_duration_seconds", "route" => route).record(took);
+}
+
+pub fn request_shed() {
+    counter!("agent_http_requests_shed_total").increment(1);
+}
+
+/// A streamed answer opened (+1) or ended (-1).
+pub fn streams_in_flight(change: f64) {
+    gauge!("agent_sse_streams_in_flight").increment(change);
+}
+
+pub fn model_call(model: &str, took: Duration, input_tokens: u64, output_tokens: u64) {
+    let model = model.to_string();
+    histogram!("agent_llm_call_duration_seconds", "model" => model.clone()).record(took);
+    counter!("agent_llm_tokens_total", "model" => model.clone(), "kind" => "input")
+        .increment(input_tokens);
+    counter!("agent_llm_tokens_total", "model" => model, "kind" => "output")
+        .increment(output_tokens);
+}
+
+/// The provider's (or the price table's) cost of an answer, in millionths of a US dollar so
+/// that it adds up as an integer counter.
+pub fn model_cost(model: &str, usd: f64) {
+    if usd.is_finite() && usd > 0.0 {
+        counter!("agent_llm_cost_microdollars_total", "model" => model.to_string())
+            .increment((usd * 1e6).round() as u64);
+    }
+}
+
+pub fn model_error(model: &str, kind: &'static str) {
+    counter!("agent_llm_errors_total", "model" => model.to_string(), "kind" => kind).increment(1);
+}
+
+pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
+    let tool = tool.to_string();
+    counter!("agent_tool_calls_total", "tool" => tool.clone()).increment(1);
+    histogram!("agent_tool_duration_seconds", "tool" => tool.clone()).record(took);
+    if let Some(kind) = error_kind {
+        counter!("agent_tool_errors_total", "tool" => tool, "kind" => kind.to_string())
+            .increment(1);
+    }
+}
+
+pub fn retrieval_stage(stage: &'static str, took: Duration) {
+    histogram!("agent_retrieval_stage_duration_seconds", "stage" => stage).record(took);
+}
+
+pub fn decision(decision: &'static str) {
+    counter!("agent_decisions_total", "decision" => decision).increment(1);
+}
+
+pub fn span_dropped() {
+    counter!("agent_spans_dropped_total").increment(1);
+}

@@ -1,0 +1,335 @@
+//! Where spans and logs go: the tracing subscriber of the process.
+//!
+//! - Logs to stderr, `pretty` or `json` (`LOG_FORMAT`), filtered by `RUST_LOG`. JSON lines
+//!   written inside a request carry its trace id.
+//! - With `OTEL_EXPORTER_OTLP_ENDPOINT`, the spans of [`super::SPAN_TARGET`] are exported over
+//!   OTLP/HTTP (protobuf) by [`QueuedExport`]: a bounded queue and one worker thread, so a slow
+//!   or dead collector never waits an answer; spans that find the queue full are dropped and
+//!   counted. Without it, one summary line per finished request (see [`super::summary`]).
+
+use super::summary::{JsonLines, RootSpans};
+use super::SPAN_TARGET;
+use crate::config::LogFormat;
+use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter, SpanProcessor};
+use opentelemetry_sdk::Resource;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tracing::Span;
+use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
+use url::Url;
+
+/// The target of the one-line request summaries (an `info` event each).
+pub const SUMMARY_TARGET: &str = "crowdvision_agent::requests";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("OTLP exporter: {0}")]
+    Exporter(String),
+    #[error("the tracing subscriber was set already")]
+    AlreadySet,
+}
+
+/// What the process's telemetry is made of.
+pub struct TelemetrySettings<'a> {
+    pub log_format: LogFormat,
+    pub otlp_endpoint: Option<&'a Url>,
+    pub payloads: bool,
+    /// The log filter when `RUST_LOG` is unset.
+    pub default_filter: &'a str,
+}
+
+/// The installed telemetry; [`Telemetry::shutdown`] sends what is queued before exit.
+pub struct Telemetry {
+    provider: Option<SdkTracerProvider>,
+    stats: Option<Arc<ExportStats>>,
+}
+
+/// Whether spans go to an OpenTelemetry layer (their trace ids come from it then).
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+impl Telemetry {
+    /// Installs the subscriber for this process.
+    pub fn init(settings: TelemetrySettings<'_>) -> Result<Telemetry, TelemetryError> {
+        let (dispatch, telemetry) = Telemetry::build(settings)?;
+        dispatch
+            .try_init()
+            .map_err(|_| TelemetryError::AlreadySet)?;
+        Ok(telemetry)
+    }
+
+    /// The subscriber without installing it (benchmarks install it for one task).
+    pub fn build(
+        settings: TelemetrySettings<'_>,
+    ) -> Result<(tracing::Dispatch, Telemetry), TelemetryError> {
+        super::set_payloads(settings.payloads);
+        let filter = EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new(settings.default_filter))
+            // async-openai logs whole provider error bodies; our errors carry a bounded summary.
+            .add_directive("async_openai=off".parse().expect("a valid directive"));
+        let ansi = std::env::var_os("NO_COLOR").is_none()
+            && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let logs = match settings.log_format {
+            LogFormat::Pretty => tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(ansi)
+                .with_filter(filter)
+                .boxed(),
+            // JSON lines look up the request's trace id, so they see the request spans.
+            LogFormat::Json => tracing_subscriber::fmt::layer()
+                .event_format(JsonLines)
+                .with_writer(std::io::stderr)
+                .with_filter(
+                    filter.add_directive(
+                        format!("{SPAN_TARGET}=info")
+                            .parse()
+                            .expect("a valid directive"),
+                    ),
+                )
+                .boxed(),
+        };
+        let spans = || Targets::new().with_target(SPAN_TARGET, LevelFilter::INFO);
+        let (provider, stats) = match settings.otlp_endpoint {
+            Some(endpoint) => {
+                let (provider, stats) = otlp_provider(endpoint)?;
+                (Some(provider), Some(stats))
+            }
+            None => (None, None),
+        };
+        let otel = provider.as_ref().map(|provider| {
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("crowdvision-agent"))
+                .with_filter(spans())
+        });
+        let roots = RootSpans::new(provider.is_none()).with_filter(spans());
+        let subscriber = tracing_subscriber::registry()
+            .with(otel)
+            .with(roots)
+            .with(logs);
+        EXPORTING.store(provider.is_some(), Ordering::Relaxed);
+        Ok((
+            tracing::Dispatch::new(subscriber),
+            Telemetry { provider, stats },
+        ))
+    }
+
+    /// Spans dropped because the export queue was full.
+    pub fn dropped_spans(&self) -> u64 {
+        self.stats
+            .as_ref()
+            .map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+    }
+
+    /// Sends what is queued (bounded by the shutdown timeout) and stops the exporter.
+    pub fn shutdown(self) {
+        if let Some(provider) = self.provider {
+            if let Err(error) = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
+                tracing::warn!(%error, "spans may be lost: the OTLP export did not finish");
+            }
+        }
+    }
+}
+
+/// How long the end of a process waits for the last spans to go out.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Records the trace id on a root span: the exported trace's id, else a fresh random one, so
+/// log lines of one request can be found together either way.
+pub fn record_trace_id(span: &Span) {
+    if span.is_disabled() {
+        return;
+    }
+    let id = if EXPORTING.load(Ordering::Relaxed) {
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        span.context().span().span_context().trace_id().to_string()
+    } else {
+        hex::encode(rand::random::<[u8; 16]>())
+    };
+    span.record("trace_id", id);
+}
+
+fn otlp_provider(endpoint: &Url) -> Result<(SdkTracerProvider, Arc<ExportStats>), TelemetryError> {
+    let traces = format!("{}/v1/traces", endpoint.as_str().trim_end_matches('/'));
+    let client = crate::http::client_builder()
+        .build()
+        .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_http_client(client)
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(traces)
+        .build()
+        .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
+    let mut resource = Resource::builder();
+    if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+        resource = resource.with_service_name("crowdvision-agent");
+    }
+    let resource = resource.build();
+    exporter.set_resource(&resource);
+    let queue = QueueSettings::from_env();
+    let stats = Arc::new(ExportStats::default());
+    let processor = QueuedExport::start(exporter, queue, stats.clone());
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_resource(resource)
+        .build();
+    Ok((provider, stats))
+}
+
+/// The standard batch settings: `OTEL_BSP_MAX_QUEUE_SIZE` (2048),
+/// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (512), `OTEL_BSP_SCHEDULE_DELAY` (milliseconds, 5000).
+#[derive(Debug, Clone, Copy)]
+struct QueueSettings {
+    capacity: usize,
+    batch: usize,
+    delay: Duration,
+}
+
+impl QueueSettings {
+    fn from_env() -> QueueSettings {
+        let read = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|v| *v > 0)
+                .unwrap_or(default)
+        };
+        QueueSettings {
+            capacity: read("OTEL_BSP_MAX_QUEUE_SIZE", 2048) as usize,
+            batch: read("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512) as usize,
+            delay: Duration::from_millis(read("OTEL_BSP_SCHEDULE_DELAY", 5000)),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ExportStats {
+    dropped: AtomicU64,
+}
+
+enum Job {
+    Span(Box<SpanData>),
+    Flush(SyncSender<()>),
+}
+
+/// A span processor with a bounded queue in front of one export thread. `on_end` never
+/// blocks: a full queue drops the span and counts it (`agent_spans_dropped_total`).
+#[derive(Debug)]
+struct QueuedExport {
+    sender: Mutex<Option<SyncSender<Job>>>,
+    stopped: Mutex<Option<Receiver<()>>>,
+    stats: Arc<ExportStats>,
+}
+
+impl QueuedExport {
+    fn start<E: SpanExporter + 'static>(
+        exporter: E,
+        settings: QueueSettings,
+        stats: Arc<ExportStats>,
+    ) -> QueuedExport {
+        let (sender, receiver) = mpsc::sync_channel(settings.capacity);
+        let (stopped_tx, stopped_rx) = mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("otlp-export".into())
+            .spawn(move || {
+                export_loop(exporter, receiver, settings);
+                let _ = stopped_tx.send(());
+            })
+            .expect("the export thread starts");
+        QueuedExport {
+            sender: Mutex::new(Some(sender)),
+            stopped: Mutex::new(Some(stopped_rx)),
+            stats,
+        }
+    }
+
+    fn sender(&self) -> Option<SyncSender<Job>> {
+        self.sender.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl SpanProcessor for QueuedExport {
+    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        let Some(sender) = self.sender() else { return };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
+            sender.try_send(Job::Span(Box::new(span)))
+        {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            super::metrics::span_dropped();
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        let Some(sender) = self.sender() else {
+            return Err(OTelSdkError::AlreadyShutdown);
+        };
+        let (ack, done) = mpsc::sync_channel(1);
+        sender
+            .send(Job::Flush(ack))
+            .map_err(|_| OTelSdkError::AlreadyShutdown)?;
+        done.recv_timeout(SHUTDOWN_TIMEOUT)
+            .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_TIMEOUT))
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        // Dropping the sender ends the worker once it has sent what is queued.
+        drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match stopped {
+            Some(stopped) => stopped
+                .recv_timeout(timeout)
+                .map_err(|_| OTelSdkError::Timeout(timeout)),
+            None => Err(OTelSdkError::AlreadyShutdown),
+        }
+    }
+}
+
+fn export_loop<E: SpanExporter>(exporter: E, jobs: Receiver<Job>, settings: QueueSettings) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("otlp export: no runtime ({error}); spans are not exported");
+            return;
+        }
+    };
+    let mut batch: Vec<SpanData> = Vec::with_capacity(settings.batch);
+    let send = |batch: &mut Vec<SpanData>| {
+        if !batch.is_empty() {
+            let spans = std::mem::take(batch);
+            // A failed export is the collector's problem; the answer path never hears of it.
+            let _ = runtime.block_on(exporter.export(spans));
+        }
+    };
+    loop {
+        match jobs.recv_timeout(settings.delay) {
+            Ok(Job::Span(span)) => {
+                batch.push(*span);
+                if batch.len() >= settings.batch {
+                    send(&mut batch);
+                }
+            }
+            Ok(Job::Flush(ack)) => {
+                send(&mut batch);
+                let _ = ack.send(());
+            }
+            Err(RecvTimeoutError::Timeout) => send(&mut batch),
+            Err(RecvTimeoutError::Disconnected) => {
+                send(&mut batch);
+                let _ = exporter.shutdown();
+                return;
+            }
+        }
+    }
+}
