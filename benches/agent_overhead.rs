@@ -31,14 +31,14 @@ use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
 use crowdvision_agent::agent::usage::{PriceTable, Usage};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
-use crowdvision_agent::observe::telemetry::{Telemetry, TelemetrySettings};
-use tracing::instrument::WithSubscriber;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, LogFormat, RawSettings};
+use crowdvision_agent::observe::telemetry::{Telemetry, TelemetrySettings};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::instrument::WithSubscriber;
 
 /// Returns six fixed passages at once, shaped as `search_docs` results.
 struct InstantDocs {
@@ -245,9 +245,21 @@ async fn main() {
     );
     let receiver = otlp_receiver();
     let tracing_runs = [
-        ("in process, spans summarised in the log (no OTLP)", None, false),
-        ("in process, spans exported over OTLP/HTTP", Some(&receiver), false),
-        ("in process, exported with OBSERVE_PAYLOADS=true", Some(&receiver), true),
+        (
+            "in process, spans summarised in the log (no OTLP)",
+            None,
+            false,
+        ),
+        (
+            "in process, spans exported over OTLP/HTTP",
+            Some(&receiver),
+            false,
+        ),
+        (
+            "in process, exported with OBSERVE_PAYLOADS=true",
+            Some(&receiver),
+            true,
+        ),
     ];
     for (label, endpoint, payloads) in tracing_runs {
         let (dispatch, telemetry) = Telemetry::build(TelemetrySettings {

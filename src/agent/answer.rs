@@ -234,7 +234,9 @@ impl Agent {
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
         let span = observe::answer_span(&caller.user.sub, self.default_model());
-        observe::record_payload(&span, "langfuse.observation.input", || question.text.clone());
+        observe::record_payload(&span, "langfuse.observation.input", || {
+            question.text.clone()
+        });
         let result = self
             .answer_in_span(question, caller, events)
             .instrument(span.clone())
@@ -486,7 +488,11 @@ impl Agent {
             .await;
         match &result {
             Ok(turn) => {
-                let served = if turn.model.is_empty() { &model } else { &turn.model };
+                let served = if turn.model.is_empty() {
+                    &model
+                } else {
+                    &turn.model
+                };
                 span.record("gen_ai.response.model", served.as_str());
                 span.record("gen_ai.response.finish_reasons", finish_name(turn.finish));
                 span.record("gen_ai.usage.input_tokens", turn.usage.prompt_tokens);
@@ -498,9 +504,7 @@ impl Agent {
                     span.record("gen_ai.usage.cost", usd);
                     metrics::model_cost(served, usd);
                 }
-                observe::record_payload(&span, "langfuse.observation.output", || {
-                    turn_text(turn)
-                });
+                observe::record_payload(&span, "langfuse.observation.output", || turn_text(turn));
                 metrics::model_call(
                     served,
                     started.elapsed(),
@@ -728,7 +732,10 @@ fn record_answer(span: &Span, result: &Result<AskResponse, AgentError>) {
             span.record("decision", response.decision.as_str());
             span.record("gen_ai.response.model", response.model.as_str());
             span.record("gen_ai.usage.input_tokens", response.usage.prompt_tokens);
-            span.record("gen_ai.usage.output_tokens", response.usage.completion_tokens);
+            span.record(
+                "gen_ai.usage.output_tokens",
+                response.usage.completion_tokens,
+            );
             if let Some(usd) = response.cost.provider_usd.or(response.cost.estimated_usd) {
                 span.record("gen_ai.usage.cost", usd);
             }

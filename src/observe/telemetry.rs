@@ -251,7 +251,10 @@ impl QueuedExport {
     }
 
     fn sender(&self) -> Option<SyncSender<Job>> {
-        self.sender.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.sender
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -283,7 +286,11 @@ impl SpanProcessor for QueuedExport {
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
         // Dropping the sender ends the worker once it has sent what is queued.
         drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
-        let stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let stopped = self
+            .stopped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         match stopped {
             Some(stopped) => stopped
                 .recv_timeout(timeout)

@@ -171,7 +171,10 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     match &state.metrics {
         Some(handle) => (
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
             handle.render(),
         )
             .into_response(),
@@ -210,14 +213,10 @@ async fn ask(
         history: request.history,
         ..Question::new(question)
     };
-    let permit = state
-        .slots
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| {
-            metrics::request_shed();
-            ApiError::overloaded(state.settings.retry_after_seconds)
-        })?;
+    let permit = state.slots.clone().try_acquire_owned().map_err(|_| {
+        metrics::request_shed();
+        ApiError::overloaded(state.settings.retry_after_seconds)
+    })?;
     if request.stream {
         return Ok(stream_answer(state, question, caller, permit).into_response());
     }

@@ -84,7 +84,8 @@ fn all_text(spans: &[Span]) -> String {
 }
 
 /// A customer of acme: sees the open page, not the staff page, and may look up acme's buildings.
-const CUSTOMER: &str = r#"{"sub":"c","memberships":[{"domain":"acme","role":"standard_customer"}]}"#;
+const CUSTOMER: &str =
+    r#"{"sub":"c","memberships":[{"domain":"acme","role":"standard_customer"}]}"#;
 
 /// `ask --json` as a customer over the open and staff pages: a two-hop answer (the search
 /// first, then a failing live tool, then the text), exporting to an OTLP receiver.
@@ -110,7 +111,13 @@ async fn traced_answer(payloads: bool) -> (Vec<Span>, Value) {
         .env("TWIN_SERVICE_URL", "http://127.0.0.1:9")
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp.url)
         .env("OBSERVE_PAYLOADS", payloads.to_string())
-        .args(["--claims", "customer.json", "ask", "Where is the zebra display?", "--json"]);
+        .args([
+            "--claims",
+            "customer.json",
+            "ask",
+            "Where is the zebra display?",
+            "--json",
+        ]);
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();
@@ -193,7 +200,10 @@ async fn an_answer_is_one_trace_of_genai_spans() {
             Some("scripted/model")
         );
     }
-    assert_eq!(str_attribute(live, "langfuse.observation.type"), Some("tool"));
+    assert_eq!(
+        str_attribute(live, "langfuse.observation.type"),
+        Some("tool")
+    );
 
     // The failing tool: error status with its kind; the search ok.
     let status = live.status.as_ref().expect("a status");
@@ -220,7 +230,10 @@ async fn payloads_are_recorded_only_when_asked_and_never_a_hidden_passage() {
         Some("Where is the zebra display?")
     );
     let output = str_attribute(root, "langfuse.observation.output").unwrap();
-    assert!(output.starts_with("The lobby has a zebra display."), "{output}");
+    assert!(
+        output.starts_with("The lobby has a zebra display."),
+        "{output}"
+    );
     let live = one(&spans, "tool.get_building");
     assert_eq!(
         str_attribute(live, "langfuse.observation.input"),
@@ -362,27 +375,50 @@ async fn metrics_count_requests_tokens_tools_decisions_and_shedding() {
 
     let after = scrape(&base).await;
     let ask_200 = "agent_http_requests_total{route=/ask,status=200}";
-    assert_eq!(moved(&before, &after, ask_200), 4.0, "three JSON, one stream");
     assert_eq!(
-        moved(&before, &after, "agent_http_requests_total{route=/ask,status=422}"),
+        moved(&before, &after, ask_200),
+        4.0,
+        "three JSON, one stream"
+    );
+    assert_eq!(
+        moved(
+            &before,
+            &after,
+            "agent_http_requests_total{route=/ask,status=422}"
+        ),
         1.0
     );
     assert_eq!(
-        moved(&before, &after, "agent_http_requests_total{route=/ask,status=503}"),
+        moved(
+            &before,
+            &after,
+            "agent_http_requests_total{route=/ask,status=503}"
+        ),
         1.0
     );
-    assert_eq!(moved(&before, &after, "agent_http_requests_shed_total{}"), 1.0);
+    assert_eq!(
+        moved(&before, &after, "agent_http_requests_shed_total{}"),
+        1.0
+    );
     assert_eq!(
         moved(&before, &after, "agent_decisions_total{decision=answered}"),
         4.0
     );
     let model = "model=scripted/model";
     assert_eq!(
-        moved(&before, &after, &format!("agent_llm_tokens_total{{kind=input,{model}}}")),
+        moved(
+            &before,
+            &after,
+            &format!("agent_llm_tokens_total{{kind=input,{model}}}")
+        ),
         160.0
     );
     assert_eq!(
-        moved(&before, &after, &format!("agent_llm_tokens_total{{kind=output,{model}}}")),
+        moved(
+            &before,
+            &after,
+            &format!("agent_llm_tokens_total{{kind=output,{model}}}")
+        ),
         24.0
     );
     // Each answer searched the documentation first.
@@ -478,7 +514,12 @@ async fn json_logs_carry_the_trace_id_of_the_request() {
         .env("TWIN_SERVICE_URL", "http://127.0.0.1:9")
         .env("LOG_FORMAT", "json")
         .env("RUST_LOG", "warn,crowdvision_agent::requests=info")
-        .args(["--claims", "customer.json", "ask", "Where is the zebra display?"]);
+        .args([
+            "--claims",
+            "customer.json",
+            "ask",
+            "Where is the zebra display?",
+        ]);
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();

@@ -100,8 +100,8 @@ impl ToolSchema {
         description: &'static str,
         parameters: serde_json::Value,
     ) -> ToolSchema {
-        let parameters_json = serde_json::value::to_raw_value(&parameters)
-            .expect("a JSON value always serializes");
+        let parameters_json =
+            serde_json::value::to_raw_value(&parameters).expect("a JSON value always serializes");
         ToolSchema {
             name,
             description,
