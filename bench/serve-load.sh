@@ -52,11 +52,12 @@ start provider "$helper" provider; provider=$url
 
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
 # start_serve NAME SETTING=VALUE...: one serve over the shared SQLite store; sets $url and $pid.
+# RUST_LOG=warn: no line per request, as the peer runs with --no-access-log (metrics stay on).
 start_serve() {
   local name=$1 serve_port; shift
   serve_port=$(port)
   env DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
-    ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 "$@" \
+    ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn "$@" \
     BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/$name.out" 2> "$work/$name.err" &
   pid=$!; pids+=($pid)
   url="http://127.0.0.1:$serve_port"

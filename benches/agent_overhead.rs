@@ -14,6 +14,10 @@
 //!
 //! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`).
 
+// The allocator of the binary, so that the figures are the ones `serve` and `ask` see.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../tests/integration/provider.rs"]
 #[allow(dead_code)]
 mod provider;

@@ -19,7 +19,9 @@ use tracing::field::Empty;
 use tracing::Span;
 
 /// Every span of this module is under this target: the log filter and the exporters select
-/// them by it.
+/// them by it. Requests (`agent.answer`, `ingest.run`) are `info` spans, everything inside them
+/// `debug`: without an exporter only the requests are made (one summary line each), so a
+/// process that exports nothing pays for one span per request, not one per step.
 pub const SPAN_TARGET: &str = "crowdvision_agent::spans";
 
 /// A process-wide switch, like the tracing subscriber it belongs with: set once at start.
@@ -49,9 +51,7 @@ pub fn answer_span(subject: &str, model: &str) -> Span {
         "agent.answer",
         otel.name = "agent.answer",
         langfuse.observation.type = "agent",
-        langfuse.trace.name = "agent.answer",
         user.id = subject,
-        langfuse.user.id = subject,
         gen_ai.request.model = model,
         trace_id = Empty,
         decision = Empty,
@@ -72,7 +72,7 @@ pub fn answer_span(subject: &str, model: &str) -> Span {
 
 /// One model turn of the loop and the tool calls it asked for.
 pub fn hop_span(hop: u32) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         target: SPAN_TARGET,
         "agent.hop",
         otel.name = format!("agent.hop.{hop}"),
@@ -83,7 +83,7 @@ pub fn hop_span(hop: u32) -> Span {
 
 /// One call to the chat model: a Langfuse generation.
 pub fn chat_span(model: &str, purpose: &'static str) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         target: SPAN_TARGET,
         "gen_ai.chat",
         otel.name = format!("gen_ai.chat {model}"),
@@ -107,7 +107,7 @@ pub fn chat_span(model: &str, purpose: &'static str) -> Span {
 
 /// One tool call.
 pub fn tool_span(tool: &str, call_id: &str) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         target: SPAN_TARGET,
         "tool",
         otel.name = format!("tool.{tool}"),
@@ -130,7 +130,7 @@ pub fn retrieve_span(stage: &'static str) -> Span {
     } else {
         "retriever"
     };
-    tracing::info_span!(
+    tracing::debug_span!(
         target: SPAN_TARGET,
         "retrieve",
         otel.name = format!("retrieve.{stage}"),
@@ -164,7 +164,7 @@ pub fn ingest_run_span(roots: usize) -> Span {
 
 /// One document of an ingest run (its name is never a payload: the caller gave it).
 pub fn ingest_document_span(source: &str) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         target: SPAN_TARGET,
         "ingest.document",
         otel.name = "ingest.document",

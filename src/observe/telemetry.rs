@@ -16,8 +16,8 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use tracing::Span;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
@@ -54,6 +54,8 @@ pub struct Telemetry {
 
 /// Whether spans go to an OpenTelemetry layer (their trace ids come from it then).
 static EXPORTING: AtomicBool = AtomicBool::new(false);
+/// Whether a log line may name the trace id (a summary line or a JSON line).
+static LOGGED_TRACE_IDS: AtomicBool = AtomicBool::new(true);
 
 impl Telemetry {
     /// Installs the subscriber for this process.
@@ -95,7 +97,7 @@ impl Telemetry {
                 )
                 .boxed(),
         };
-        let spans = || Targets::new().with_target(SPAN_TARGET, LevelFilter::INFO);
+        let spans = |level| Targets::new().with_target(SPAN_TARGET, level);
         let (provider, stats) = match settings.otlp_endpoint {
             Some(endpoint) => {
                 let (provider, stats) = otlp_provider(endpoint)?;
@@ -103,17 +105,29 @@ impl Telemetry {
             }
             None => (None, None),
         };
+        // Only what is exported: no source locations, thread names, busy/idle times or
+        // context activation (nothing else here reads OpenTelemetry's context).
         let otel = provider.as_ref().map(|provider| {
             tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("crowdvision-agent"))
-                .with_filter(spans())
+                .with_location(false)
+                .with_threads(false)
+                .with_target(false)
+                .with_tracked_inactivity(false)
+                .with_context_activation(false)
+                .with_filter(spans(LevelFilter::DEBUG))
         });
-        let roots = RootSpans::new(provider.is_none()).with_filter(spans());
+        // Request fields are kept for the summary line (nothing exported) and for the trace id
+        // of JSON lines.
+        let keep_roots = provider.is_none() || settings.log_format == LogFormat::Json;
+        let roots = keep_roots
+            .then(|| RootSpans::new(provider.is_none()).with_filter(spans(LevelFilter::INFO)));
         let subscriber = tracing_subscriber::registry()
             .with(otel)
             .with(roots)
             .with(logs);
         EXPORTING.store(provider.is_some(), Ordering::Relaxed);
+        LOGGED_TRACE_IDS.store(keep_roots, Ordering::Relaxed);
         Ok((
             tracing::Dispatch::new(subscriber),
             Telemetry { provider, stats },
@@ -143,7 +157,7 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Records the trace id on a root span: the exported trace's id, else a fresh random one, so
 /// log lines of one request can be found together either way.
 pub fn record_trace_id(span: &Span) {
-    if span.is_disabled() {
+    if span.is_disabled() || !LOGGED_TRACE_IDS.load(Ordering::Relaxed) {
         return;
     }
     let id = if EXPORTING.load(Ordering::Relaxed) {
@@ -214,18 +228,44 @@ struct ExportStats {
     dropped: AtomicU64,
 }
 
-enum Job {
-    Span(Box<SpanData>),
-    Flush(SyncSender<()>),
+/// What the answer path hands the export thread.
+#[derive(Default)]
+struct Pending {
+    spans: Vec<SpanData>,
+    /// Flush requests waiting for the next export to finish.
+    flushes: Vec<SyncSender<()>>,
+    closed: bool,
+}
+
+struct Queue {
+    pending: Mutex<Pending>,
+    /// Wakes the export thread: a full batch, a flush or the end (never each span: a wake-up
+    /// is a system call, and a span must cost the answer path next to nothing).
+    wake: Condvar,
+    settings: QueueSettings,
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A span processor with a bounded queue in front of one export thread. `on_end` never
-/// blocks: a full queue drops the span and counts it (`agent_spans_dropped_total`).
-#[derive(Debug)]
+/// blocks on the collector: a full queue drops the span and counts it
+/// (`agent_spans_dropped_total`).
 struct QueuedExport {
-    sender: Mutex<Option<SyncSender<Job>>>,
+    queue: Arc<Queue>,
     stopped: Mutex<Option<Receiver<()>>>,
     stats: Arc<ExportStats>,
+}
+
+impl std::fmt::Debug for QueuedExport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueuedExport")
+            .field("settings", &self.queue.settings)
+            .finish_non_exhaustive()
+    }
 }
 
 impl QueuedExport {
@@ -234,27 +274,25 @@ impl QueuedExport {
         settings: QueueSettings,
         stats: Arc<ExportStats>,
     ) -> QueuedExport {
-        let (sender, receiver) = mpsc::sync_channel(settings.capacity);
+        let queue = Arc::new(Queue {
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+            settings,
+        });
         let (stopped_tx, stopped_rx) = mpsc::sync_channel(1);
+        let worker_queue = queue.clone();
         std::thread::Builder::new()
             .name("otlp-export".into())
             .spawn(move || {
-                export_loop(exporter, receiver, settings);
+                export_loop(exporter, &worker_queue);
                 let _ = stopped_tx.send(());
             })
             .expect("the export thread starts");
         QueuedExport {
-            sender: Mutex::new(Some(sender)),
+            queue,
             stopped: Mutex::new(Some(stopped_rx)),
             stats,
         }
-    }
-
-    fn sender(&self) -> Option<SyncSender<Job>> {
-        self.sender
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
     }
 }
 
@@ -262,30 +300,41 @@ impl SpanProcessor for QueuedExport {
     fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
 
     fn on_end(&self, span: SpanData) {
-        let Some(sender) = self.sender() else { return };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
-            sender.try_send(Job::Span(Box::new(span)))
-        {
+        let mut pending = self.queue.lock();
+        if pending.closed {
+            return;
+        }
+        if pending.spans.len() >= self.queue.settings.capacity {
+            drop(pending);
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             super::metrics::span_dropped();
+            return;
+        }
+        pending.spans.push(span);
+        let full_batch = pending.spans.len() == self.queue.settings.batch;
+        drop(pending);
+        if full_batch {
+            self.queue.wake.notify_one();
         }
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        let Some(sender) = self.sender() else {
-            return Err(OTelSdkError::AlreadyShutdown);
-        };
         let (ack, done) = mpsc::sync_channel(1);
-        sender
-            .send(Job::Flush(ack))
-            .map_err(|_| OTelSdkError::AlreadyShutdown)?;
+        {
+            let mut pending = self.queue.lock();
+            if pending.closed {
+                return Err(OTelSdkError::AlreadyShutdown);
+            }
+            pending.flushes.push(ack);
+        }
+        self.queue.wake.notify_one();
         done.recv_timeout(SHUTDOWN_TIMEOUT)
             .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_TIMEOUT))
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        // Dropping the sender ends the worker once it has sent what is queued.
-        drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
+        self.queue.lock().closed = true;
+        self.queue.wake.notify_one();
         let stopped = self
             .stopped
             .lock()
@@ -300,7 +349,9 @@ impl SpanProcessor for QueuedExport {
     }
 }
 
-fn export_loop<E: SpanExporter>(exporter: E, jobs: Receiver<Job>, settings: QueueSettings) {
+/// The export thread: sends a batch when one is full, when the schedule delay has passed, on a
+/// flush, and what is left at the end.
+fn export_loop<E: SpanExporter>(exporter: E, queue: &Queue) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -311,32 +362,35 @@ fn export_loop<E: SpanExporter>(exporter: E, jobs: Receiver<Job>, settings: Queu
             return;
         }
     };
-    let mut batch: Vec<SpanData> = Vec::with_capacity(settings.batch);
-    let send = |batch: &mut Vec<SpanData>| {
-        if !batch.is_empty() {
-            let spans = std::mem::take(batch);
+    let settings = queue.settings;
+    loop {
+        let (spans, flushes, closed) = {
+            let pending = queue.lock();
+            let (mut pending, _) = queue
+                .wake
+                .wait_timeout_while(pending, settings.delay, |p| {
+                    p.spans.len() < settings.batch && p.flushes.is_empty() && !p.closed
+                })
+                .unwrap_or_else(|e| e.into_inner());
+            (
+                std::mem::take(&mut pending.spans),
+                std::mem::take(&mut pending.flushes),
+                pending.closed,
+            )
+        };
+        let mut spans = spans;
+        while !spans.is_empty() {
+            let rest = spans.split_off(spans.len().min(settings.batch));
             // A failed export is the collector's problem; the answer path never hears of it.
             let _ = runtime.block_on(exporter.export(spans));
+            spans = rest;
         }
-    };
-    loop {
-        match jobs.recv_timeout(settings.delay) {
-            Ok(Job::Span(span)) => {
-                batch.push(*span);
-                if batch.len() >= settings.batch {
-                    send(&mut batch);
-                }
-            }
-            Ok(Job::Flush(ack)) => {
-                send(&mut batch);
-                let _ = ack.send(());
-            }
-            Err(RecvTimeoutError::Timeout) => send(&mut batch),
-            Err(RecvTimeoutError::Disconnected) => {
-                send(&mut batch);
-                let _ = exporter.shutdown();
-                return;
-            }
+        for ack in flushes {
+            let _ = ack.send(());
+        }
+        if closed {
+            let _ = exporter.shutdown();
+            return;
         }
     }
 }
