@@ -16,6 +16,8 @@ use tracing_subscriber::Layer;
 
 /// The fields of a request span, as recorded so far.
 struct RootFields {
+    /// Whether a summary line is written when the request ends.
+    summarise: bool,
     name: String,
     trace_id: Option<String>,
     fields: Vec<(&'static str, String)>,
@@ -63,14 +65,16 @@ impl RootFields {
     }
 }
 
-/// Keeps the fields of top-level spans; prints their summary when `summaries` is set.
+/// Keeps the fields of top-level spans; prints their summary when `summaries` is set and the
+/// log shows `crowdvision_agent::requests` at `info`; keeps their trace id for `json` lines.
 pub struct RootSpans {
     summaries: bool,
+    json: bool,
 }
 
 impl RootSpans {
-    pub fn new(summaries: bool) -> RootSpans {
-        RootSpans { summaries }
+    pub fn new(summaries: bool, json: bool) -> RootSpans {
+        RootSpans { summaries, json }
     }
 }
 
@@ -80,7 +84,14 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for RootSpans {
         if span.parent().is_some() {
             return;
         }
+        // Nothing to keep when neither a summary line nor a JSON line will name the request.
+        let summary_shown =
+            self.summaries && tracing::enabled!(target: SUMMARY_TARGET, tracing::Level::INFO);
+        if !summary_shown && !self.json {
+            return;
+        }
         let mut fields = RootFields {
+            summarise: summary_shown,
             name: span.name().to_string(),
             trace_id: None,
             fields: Vec::new(),
@@ -99,12 +110,9 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for RootSpans {
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        if !self.summaries {
-            return;
-        }
         let Some(span) = ctx.span(&id) else { return };
         let extensions = span.extensions();
-        let Some(fields) = extensions.get::<RootFields>() else {
+        let Some(fields) = extensions.get::<RootFields>().filter(|f| f.summarise) else {
             return;
         };
         let summary = fields.line();

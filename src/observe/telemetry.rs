@@ -120,8 +120,10 @@ impl Telemetry {
         // Request fields are kept for the summary line (nothing exported) and for the trace id
         // of JSON lines.
         let keep_roots = provider.is_none() || settings.log_format == LogFormat::Json;
-        let roots = keep_roots
-            .then(|| RootSpans::new(provider.is_none()).with_filter(spans(LevelFilter::INFO)));
+        let roots = keep_roots.then(|| {
+            RootSpans::new(provider.is_none(), settings.log_format == LogFormat::Json)
+                .with_filter(spans(LevelFilter::INFO))
+        });
         let subscriber = tracing_subscriber::registry()
             .with(otel)
             .with(roots)
