@@ -9,8 +9,9 @@
 //!   server of the integration tests, so JSON encoding, the HTTP client and the server's own
 //!   handling are included (an upper bound on what the adapter adds).
 //!
-//! In process again with tracing on: spans summarised in the log (the default without a
-//! collector), exported over OTLP/HTTP to a loopback receiver, and exported with payloads.
+//! In process again with tracing on: one summary line per answer on stderr (what `serve` logs
+//! without a collector; run with `2>/dev/null` to keep 20,000 of them off the terminal),
+//! exported over OTLP/HTTP to a loopback receiver, and exported with payloads.
 //!
 //! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`).
 
@@ -248,29 +249,34 @@ async fn main() {
         &measure(&in_process, requests).await,
     );
     let receiver = otlp_receiver();
+    // Each row its own log filter (run without `RUST_LOG`, which would win over it).
+    let summaries = "warn,crowdvision_agent::requests=info";
     let tracing_runs = [
         (
-            "in process, spans summarised in the log (no OTLP)",
+            "in process, a summary line per answer (no OTLP)",
             None,
             false,
+            summaries,
         ),
         (
             "in process, spans exported over OTLP/HTTP",
             Some(&receiver),
             false,
+            "warn",
         ),
         (
             "in process, exported with OBSERVE_PAYLOADS=true",
             Some(&receiver),
             true,
+            "warn",
         ),
     ];
-    for (label, endpoint, payloads) in tracing_runs {
+    for (label, endpoint, payloads, filter) in tracing_runs {
         let (dispatch, telemetry) = Telemetry::build(TelemetrySettings {
             log_format: LogFormat::Pretty,
             otlp_endpoint: endpoint,
             payloads,
-            default_filter: "warn",
+            default_filter: filter,
         })
         .unwrap();
         let times = measure(&in_process, requests)

@@ -65,8 +65,9 @@ impl RootFields {
     }
 }
 
-/// Keeps the fields of top-level spans; prints their summary when `summaries` is set and the
-/// log shows `crowdvision_agent::requests` at `info`; keeps their trace id for `json` lines.
+/// Keeps the fields of top-level spans; writes their summary line when `summaries` is set
+/// (no collector, and the log shows `crowdvision_agent::requests` at `info`); keeps their trace
+/// id for `json` lines.
 pub struct RootSpans {
     summaries: bool,
     json: bool,
@@ -85,8 +86,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for RootSpans {
             return;
         }
         // Nothing to keep when neither a summary line nor a JSON line will name the request.
-        let summary_shown =
-            self.summaries && tracing::enabled!(target: SUMMARY_TARGET, tracing::Level::INFO);
+        let summary_shown = self.summaries;
         if !summary_shown && !self.json {
             return;
         }

@@ -72,7 +72,7 @@ impl Telemetry {
         settings: TelemetrySettings<'_>,
     ) -> Result<(tracing::Dispatch, Telemetry), TelemetryError> {
         super::set_payloads(settings.payloads);
-        let filter = EnvFilter::try_from_default_env()
+        let filter = EnvFilter::try_new(filter_text(settings.default_filter))
             .unwrap_or_else(|_| EnvFilter::new(settings.default_filter))
             // async-openai logs whole provider error bodies; our errors carry a bounded summary.
             .add_directive("async_openai=off".parse().expect("a valid directive"));
@@ -119,9 +119,13 @@ impl Telemetry {
         });
         // Request fields are kept for the summary line (nothing exported) and for the trace id
         // of JSON lines.
-        let keep_roots = provider.is_none() || settings.log_format == LogFormat::Json;
+        // Request spans are made only for a reader: the exporter, the summary line, or the
+        // trace id of JSON lines. With none of them no span is made at all.
+        let summaries_shown =
+            provider.is_none() && shows_summaries(&filter_text(settings.default_filter));
+        let keep_roots = summaries_shown || settings.log_format == LogFormat::Json;
         let roots = keep_roots.then(|| {
-            RootSpans::new(provider.is_none(), settings.log_format == LogFormat::Json)
+            RootSpans::new(summaries_shown, settings.log_format == LogFormat::Json)
                 .with_filter(spans(LevelFilter::INFO))
         });
         let subscriber = tracing_subscriber::registry()
@@ -151,6 +155,42 @@ impl Telemetry {
             }
         }
     }
+}
+
+/// The log filter: `RUST_LOG`, else `default`.
+fn filter_text(default: &str) -> String {
+    std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+/// Whether `filter` (`RUST_LOG` syntax) shows the request summaries (`info` events of
+/// [`SUMMARY_TARGET`]): the directive with the longest matching target decides. Read from the
+/// text because asking the subscriber (`tracing::enabled!`) leaves its per-layer filters
+/// expecting an event that never comes, and the next span is then lost.
+fn shows_summaries(filter: &str) -> bool {
+    let mut best: Option<(usize, bool)> = None;
+    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        if directive.contains('[') {
+            continue; // span-field filters select spans, not this event
+        }
+        let (target, level) = match directive.rsplit_once('=') {
+            Some((target, level)) => (target, level),
+            None if directive.parse::<LevelFilter>().is_ok() => ("", directive),
+            None => (directive, "trace"),
+        };
+        let matches = target.is_empty()
+            || SUMMARY_TARGET == target
+            || SUMMARY_TARGET.starts_with(&format!("{target}::"));
+        let Ok(level) = level.parse::<LevelFilter>() else {
+            continue;
+        };
+        if matches && best.is_none_or(|(length, _)| target.len() >= length) {
+            best = Some((target.len(), level >= LevelFilter::INFO));
+        }
+    }
+    best.is_some_and(|(_, shown)| shown)
 }
 
 /// How long the end of a process waits for the last spans to go out.
@@ -394,5 +434,25 @@ fn export_loop<E: SpanExporter>(exporter: E, queue: &Queue) {
             let _ = exporter.shutdown();
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shows_summaries;
+
+    #[test]
+    fn summaries_follow_the_most_specific_directive() {
+        assert!(!shows_summaries("warn"));
+        assert!(shows_summaries("info"));
+        assert!(shows_summaries("debug,sqlx=warn"));
+        assert!(shows_summaries("warn,crowdvision_agent::requests=info"));
+        assert!(shows_summaries("warn,crowdvision_agent=debug"));
+        assert!(!shows_summaries("info,crowdvision_agent::requests=warn"));
+        assert!(!shows_summaries("info,crowdvision_agent=error"));
+        assert!(shows_summaries("crowdvision_agent"));
+        assert!(!shows_summaries("crowdvision_agent::requestsx=info"));
+        assert!(!shows_summaries("off"));
+        assert!(!shows_summaries(""));
     }
 }
