@@ -20,8 +20,8 @@ use tracing::Span;
 
 /// Every span of this module is under this target: the log filter and the exporters select
 /// them by it. Requests (`agent.answer`, `ingest.run`) are `info` spans, everything inside them
-/// `debug`: without an exporter only the requests are made (one summary line each), so a
-/// process that exports nothing pays for one span per request, not one per step.
+/// `debug`: without an exporter only the requests are made (for their summary line or the
+/// trace id of JSON lines), and with no reader at all none is.
 pub const SPAN_TARGET: &str = "crowdvision_agent::spans";
 
 /// A process-wide switch, like the tracing subscriber it belongs with: set once at start.

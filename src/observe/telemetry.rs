@@ -4,8 +4,9 @@
 //!   written inside a request carry its trace id.
 //! - With `OTEL_EXPORTER_OTLP_ENDPOINT`, the spans of [`super::SPAN_TARGET`] are exported over
 //!   OTLP/HTTP (protobuf) by [`QueuedExport`]: a bounded queue and one worker thread, so a slow
-//!   or dead collector never waits an answer; spans that find the queue full are dropped and
-//!   counted. Without it, one summary line per finished request (see [`super::summary`]).
+//!   or dead collector never holds up an answer; spans that find the queue full are dropped
+//!   and counted. Without it, one summary line per finished request when the log shows them
+//!   (see [`super::summary`]).
 
 use super::summary::{JsonLines, RootSpans};
 use super::SPAN_TARGET;
