@@ -1,6 +1,6 @@
-//! Observability end to end with the binary: spans received by an OTLP/HTTP receiver on
-//! loopback (decoded with `opentelemetry-proto`), a collector that never answers, and
-//! `GET /metrics` parsed as Prometheus text.
+//! Observability end to end with the binary: spans of answers and ingest runs received by an
+//! OTLP/HTTP receiver on loopback (decoded with `opentelemetry-proto`), a collector that never
+//! answers, JSON log lines, and `GET /metrics` parsed as Prometheus text.
 
 use crate::provider::{answer, streamed_answer, tool_calls, usage, ScriptedProvider};
 use crate::util::{agent, stderr, Running};
@@ -543,4 +543,42 @@ async fn json_logs_carry_the_trace_id_of_the_request() {
         .find(|l| l["level"] == "WARN")
         .unwrap_or_else(|| panic!("no warning in {lines:?}"));
     assert_eq!(warning["trace_id"], trace_id, "{warning}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ingest_run_is_one_trace_with_a_span_per_document() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(&dir.path().join("docs/a.md"), "# A\n\nThe lobby.\n");
+    crate::util::write(&dir.path().join("docs/b.md"), "# B\n\nThe roof.\n");
+    crate::util::write(
+        &dir.path().join("docs/broken.md"),
+        "---\npermissions: null\n---\n# Broken\n",
+    );
+    let otlp = receiver().await;
+    let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+    let mut command = agent(dir.path());
+    command
+        .env("DATABASE_URL", &url)
+        .env("EMBEDDING_PROVIDER", "local")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp.url)
+        .args(["ingest", "docs"]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    // The broken page fails the run (exit 1); the others are written.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let spans = otlp.spans.lock().unwrap().clone();
+    let run = one(&spans, "ingest.run");
+    assert_eq!(int_attribute(run, "written"), Some(2));
+    assert_eq!(int_attribute(run, "failed"), Some(1));
+    let documents = named(&spans, "ingest.document");
+    assert_eq!(documents.len(), 3);
+    assert!(documents.iter().all(|d| d.parent_span_id == run.span_id));
+    let failed: Vec<&&Span> = documents
+        .iter()
+        .filter(|d| d.status.as_ref().map(|s| s.code) == Some(StatusCode::Error as i32))
+        .collect();
+    assert_eq!(failed.len(), 1);
+    let source = str_attribute(failed[0], "source").unwrap();
+    assert!(source.ends_with("broken.md"), "{source}");
 }
