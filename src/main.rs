@@ -13,10 +13,22 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let outcome = cli::run(cli).await;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(cli::run(cli));
+    // Tasks still running (a connection pool's, say) may hold spans of the command; they end
+    // when the runtime drops them, and only then can the last spans be sent.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     cli::telemetry::finish();
     match outcome {
         Ok(code) => code,
