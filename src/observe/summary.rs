@@ -16,8 +16,6 @@ use tracing_subscriber::Layer;
 
 /// The fields of a request span, as recorded so far.
 struct RootFields {
-    /// Whether a summary line is written when the request ends.
-    summarise: bool,
     name: String,
     trace_id: Option<String>,
     fields: Vec<(&'static str, String)>,
@@ -86,12 +84,10 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for RootSpans {
             return;
         }
         // Nothing to keep when neither a summary line nor a JSON line will name the request.
-        let summary_shown = self.summaries;
-        if !summary_shown && !self.json {
+        if !self.summaries && !self.json {
             return;
         }
         let mut fields = RootFields {
-            summarise: summary_shown,
             name: span.name().to_string(),
             trace_id: None,
             fields: Vec::new(),
@@ -110,9 +106,12 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for RootSpans {
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        if !self.summaries {
+            return;
+        }
         let Some(span) = ctx.span(&id) else { return };
         let extensions = span.extensions();
-        let Some(fields) = extensions.get::<RootFields>().filter(|f| f.summarise) else {
+        let Some(fields) = extensions.get::<RootFields>() else {
             return;
         };
         let summary = fields.line();

@@ -16,7 +16,7 @@ use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -50,7 +50,6 @@ pub struct TelemetrySettings<'a> {
 /// The installed telemetry; [`Telemetry::shutdown`] sends what is queued before exit.
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
-    stats: Option<Arc<ExportStats>>,
 }
 
 /// Whether spans go to an OpenTelemetry layer (their trace ids come from it then).
@@ -99,12 +98,9 @@ impl Telemetry {
                 .boxed(),
         };
         let spans = |level| Targets::new().with_target(SPAN_TARGET, level);
-        let (provider, stats) = match settings.otlp_endpoint {
-            Some(endpoint) => {
-                let (provider, stats) = otlp_provider(endpoint)?;
-                (Some(provider), Some(stats))
-            }
-            None => (None, None),
+        let provider = match settings.otlp_endpoint {
+            Some(endpoint) => Some(otlp_provider(endpoint)?),
+            None => None,
         };
         // Only what is exported: no source locations, thread names, busy/idle times or
         // context activation (nothing else here reads OpenTelemetry's context).
@@ -135,17 +131,7 @@ impl Telemetry {
             .with(logs);
         EXPORTING.store(provider.is_some(), Ordering::Relaxed);
         LOGGED_TRACE_IDS.store(keep_roots, Ordering::Relaxed);
-        Ok((
-            tracing::Dispatch::new(subscriber),
-            Telemetry { provider, stats },
-        ))
-    }
-
-    /// Spans dropped because the export queue was full.
-    pub fn dropped_spans(&self) -> u64 {
-        self.stats
-            .as_ref()
-            .map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+        Ok((tracing::Dispatch::new(subscriber), Telemetry { provider }))
     }
 
     /// Sends what is queued (bounded by the shutdown timeout) and stops the exporter.
@@ -212,7 +198,7 @@ pub fn record_trace_id(span: &Span) {
     span.record("trace_id", id);
 }
 
-fn otlp_provider(endpoint: &Url) -> Result<(SdkTracerProvider, Arc<ExportStats>), TelemetryError> {
+fn otlp_provider(endpoint: &Url) -> Result<SdkTracerProvider, TelemetryError> {
     let traces = format!("{}/v1/traces", endpoint.as_str().trim_end_matches('/'));
     let client = crate::http::client_builder()
         .build()
@@ -231,13 +217,12 @@ fn otlp_provider(endpoint: &Url) -> Result<(SdkTracerProvider, Arc<ExportStats>)
     let resource = resource.build();
     exporter.set_resource(&resource);
     let queue = QueueSettings::from_env();
-    let stats = Arc::new(ExportStats::default());
-    let processor = QueuedExport::start(exporter, queue, stats.clone());
+    let processor = QueuedExport::start(exporter, queue);
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_resource(resource)
         .build();
-    Ok((provider, stats))
+    Ok(provider)
 }
 
 /// The standard batch settings: `OTEL_BSP_MAX_QUEUE_SIZE` (2048),
@@ -264,11 +249,6 @@ impl QueueSettings {
             delay: Duration::from_millis(read("OTEL_BSP_SCHEDULE_DELAY", 5000)),
         }
     }
-}
-
-#[derive(Debug, Default)]
-struct ExportStats {
-    dropped: AtomicU64,
 }
 
 /// What the answer path hands the export thread.
@@ -300,7 +280,6 @@ impl Queue {
 struct QueuedExport {
     queue: Arc<Queue>,
     stopped: Mutex<Option<Receiver<()>>>,
-    stats: Arc<ExportStats>,
 }
 
 impl std::fmt::Debug for QueuedExport {
@@ -312,11 +291,7 @@ impl std::fmt::Debug for QueuedExport {
 }
 
 impl QueuedExport {
-    fn start<E: SpanExporter + 'static>(
-        exporter: E,
-        settings: QueueSettings,
-        stats: Arc<ExportStats>,
-    ) -> QueuedExport {
+    fn start<E: SpanExporter + 'static>(exporter: E, settings: QueueSettings) -> QueuedExport {
         let queue = Arc::new(Queue {
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
@@ -334,7 +309,6 @@ impl QueuedExport {
         QueuedExport {
             queue,
             stopped: Mutex::new(Some(stopped_rx)),
-            stats,
         }
     }
 }
@@ -349,7 +323,6 @@ impl SpanProcessor for QueuedExport {
         }
         if pending.spans.len() >= self.queue.settings.capacity {
             drop(pending);
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             super::metrics::span_dropped();
             return;
         }

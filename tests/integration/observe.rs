@@ -3,7 +3,7 @@
 //! answers, JSON log lines, and `GET /metrics` parsed as Prometheus text.
 
 use crate::provider::{answer, streamed_answer, tool_calls, usage, ScriptedProvider};
-use crate::util::{agent, stderr, Running};
+use crate::util::{agent, free_port, stderr, wait_until_up, Running};
 use axum::body::Bytes;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
@@ -87,6 +87,32 @@ fn all_text(spans: &[Span]) -> String {
 const CUSTOMER: &str =
     r#"{"sub":"c","memberships":[{"domain":"acme","role":"standard_customer"}]}"#;
 
+/// `ask` as the customer (`customer.json` in `dir`) about the zebra display, against the
+/// scripted provider; the twin service is a port nothing listens on, so a live tool fails as
+/// `unavailable` (and logs a warning).
+fn customer_ask(
+    dir: &std::path::Path,
+    db: &str,
+    provider: &ScriptedProvider,
+) -> std::process::Command {
+    let mut command = agent(dir);
+    command
+        .env("DATABASE_URL", db)
+        .env("LLM_BASE_URL", &provider.url)
+        .env("OPENROUTER_API_KEY", "test-key")
+        .env("EMBEDDING_PROVIDER", "local")
+        .env("REQUIRE_GROUNDED_ANSWERS", "false")
+        .env("SCOPE_CHECK", "false")
+        .env("TWIN_SERVICE_URL", "http://127.0.0.1:9")
+        .args([
+            "--claims",
+            "customer.json",
+            "ask",
+            "Where is the zebra display?",
+        ]);
+    command
+}
+
 /// `ask --json` as a customer over the open and staff pages: a two-hop answer (the search
 /// first, then a failing live tool, then the text), exporting to an OTLP receiver.
 async fn traced_answer(payloads: bool) -> (Vec<Span>, Value) {
@@ -99,25 +125,11 @@ async fn traced_answer(payloads: bool) -> (Vec<Span>, Value) {
     .await;
     provider.then_forever(answer("The lobby has a zebra display.", usage(230, 14)));
     let otlp = receiver().await;
-    let mut command = agent(dir.path());
+    let mut command = customer_ask(dir.path(), &url, &provider);
     command
-        .env("DATABASE_URL", &url)
-        .env("LLM_BASE_URL", &provider.url)
-        .env("OPENROUTER_API_KEY", "test-key")
-        .env("EMBEDDING_PROVIDER", "local")
-        .env("REQUIRE_GROUNDED_ANSWERS", "false")
-        .env("SCOPE_CHECK", "false")
-        // Nothing listens here: the live tool fails as `unavailable`.
-        .env("TWIN_SERVICE_URL", "http://127.0.0.1:9")
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp.url)
         .env("OBSERVE_PAYLOADS", payloads.to_string())
-        .args([
-            "--claims",
-            "customer.json",
-            "ask",
-            "Where is the zebra display?",
-            "--json",
-        ]);
+        .arg("--json");
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();
@@ -240,17 +252,9 @@ async fn payloads_are_recorded_only_when_asked_and_never_a_hidden_passage() {
         Some(r#"{"building_id":"hq"}"#)
     );
     let text = all_text(&spans);
-    // The passage the anonymous caller may see is in the prompt; the staff page never is.
+    // The passage the customer may see is in the prompt; the staff page never is.
     assert!(text.contains("The lobby zebra display."), "{text}");
     assert!(!text.contains("zebra key rotation"), "{text}");
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `serve` over the open and staff pages with `extra` settings; its base URL.
@@ -276,17 +280,7 @@ async fn serve(
         .stderr(Stdio::null());
     let running = Running(command.spawn().unwrap());
     let base = format!("http://127.0.0.1:{port}");
-    let client = crowdvision_agent::http::client_builder().build().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(r) = client.get(format!("{base}/healthz")).send().await {
-            if r.status().is_success() {
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "serve did not come up");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_up(&format!("{base}/healthz")).await;
     (running, base)
 }
 
@@ -502,24 +496,11 @@ async fn json_logs_carry_the_trace_id_of_the_request() {
     )])
     .await;
     provider.then_forever(answer("The lobby has a zebra display.", usage(20, 5)));
-    let mut command = agent(dir.path());
+    // The live tool's warning (nothing listens for it) is a line written inside the request.
+    let mut command = customer_ask(dir.path(), &url, &provider);
     command
-        .env("DATABASE_URL", &url)
-        .env("LLM_BASE_URL", &provider.url)
-        .env("OPENROUTER_API_KEY", "test-key")
-        .env("EMBEDDING_PROVIDER", "local")
-        .env("REQUIRE_GROUNDED_ANSWERS", "false")
-        .env("SCOPE_CHECK", "false")
-        // Nothing listens here: the tool's warning is a line written inside the request.
-        .env("TWIN_SERVICE_URL", "http://127.0.0.1:9")
         .env("LOG_FORMAT", "json")
-        .env("RUST_LOG", "warn,crowdvision_agent::requests=info")
-        .args([
-            "--claims",
-            "customer.json",
-            "ask",
-            "Where is the zebra display?",
-        ]);
+        .env("RUST_LOG", "warn,crowdvision_agent::requests=info");
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();

@@ -9,7 +9,10 @@
 use crate::provider::{
     answer, streamed_answer, streamed_tool_calls, tool_calls, usage, ScriptedProvider,
 };
-use crate::util::{agent, in_ci, repo_root, skipped, stderr, write, Running, TestDatabase};
+use crate::util::{
+    agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
+    TestDatabase,
+};
 use crowdvision_agent::auth::jwt::sign_hs256;
 use crowdvision_agent::sim::{self, Fixture};
 use serde_json::{json, Value};
@@ -18,28 +21,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "proxy-test-secret-of-at-least-32b";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn wait_until_up(url: &str) {
-    let client = crowdvision_agent::http::client_builder().build().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Ok(response) = client.get(url).send().await {
-            if response.status().is_success() {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{url} did not come up");
-}
 
 /// The scripted model: `search_docs` first, then an answer citing the first passage; streamed
 /// requests get the answer in five pieces 200 ms apart.

@@ -63,6 +63,30 @@ pub fn shared_corpus() -> Option<PathBuf> {
     }
 }
 
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits (at most 20 s) until `url` answers with a success status.
+pub async fn wait_until_up(url: &str) {
+    let client = crowdvision_agent::http::client_builder().build().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if let Ok(response) = client.get(url).send().await {
+            if response.status().is_success() {
+                return;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{url} did not come up");
+}
+
 /// A child process, killed when the test ends however it ends.
 pub struct Running(pub std::process::Child);
 
