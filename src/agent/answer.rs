@@ -11,12 +11,16 @@
 //! against the passages returned during this answer; when the answer cites none, they are
 //! attributed in code ([`super::grounding`]). Usage and cost are summed over every model call.
 
-use super::decision::{CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE, REFUSAL};
+use super::decision::{
+    describes_tools, CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE, REFUSAL,
+};
 use super::llm::{
     ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, ResponseSchema, TokenSink,
     ToolCall, ToolChoice,
 };
 use super::model_choice::{ModelChoice, ModelChoiceError};
+use super::passages;
+use super::places;
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
 use super::routing::{route, Route};
 use super::run::{LoopState, Step};
@@ -40,6 +44,30 @@ use tracing::{Instrument, Span};
 /// The name of the documentation tool, whose results are what citations may point at.
 const SEARCH_DOCS: &str = "search_docs";
 
+/// The live tools the runner calls itself to learn which places a question names.
+const LIST_BUILDINGS: &str = "list_buildings";
+const GET_BUILDING: &str = "get_building";
+
+/// Buildings whose rooms are looked up before the first model call, at most.
+const MAX_BUILDINGS_LOOKED_UP: usize = 3;
+
+/// What the lookup before a live question's first model call found.
+enum PlacesLookup {
+    /// The caller's buildings and the named rooms, as text for the request.
+    Known(String),
+    /// The question names an id that is none of the caller's buildings or rooms.
+    Unknown,
+}
+
+/// A tool call the runner makes itself (not the model), traced like any other.
+fn code_call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+    }
+}
+
 /// Prior turns kept from a conversation; older ones are dropped first.
 pub const MAX_HISTORY_MESSAGES: usize = 40;
 
@@ -57,6 +85,11 @@ pub fn system_prompt(scope_check: bool) -> String {
     }
     prompt
 }
+
+/// Asked once, without tools, when an answer describes which tool to call instead of answering.
+const ANSWER_INSTEAD_OF_DESCRIBING: &str = "Do not explain which tool to call or how to look \
+     the answer up: answer the question yourself, briefly, from the passages and tool results \
+     above, with their numbers and names.";
 
 /// Asked once when a model refuses or finds nothing although live tools returned data.
 const REASK_FROM_RESULTS: &str = "The tool results above hold data for this question. Answer \
@@ -308,6 +341,27 @@ impl Agent {
                 self.search_first(question, context, events, &mut progress)
                     .await
             }
+            Route::Live => match self
+                .look_up_places(question, context, events, &mut progress)
+                .await
+            {
+                Some(PlacesLookup::Known(text)) => Some(text),
+                Some(PlacesLookup::Unknown) => {
+                    // The question names a building or room the caller has none of: whether
+                    // it does not exist or is someone else's, the answer is the same.
+                    if let Some(streamed) = &streamed {
+                        streamed.send(IDK_MARKER.to_string());
+                    }
+                    return Ok(self.response(
+                        IDK_MARKER.to_string(),
+                        Decision::Idk,
+                        &model,
+                        progress,
+                        &question.text,
+                    ));
+                }
+                None => None,
+            },
             _ => None,
         };
         if let Some(streamed) = &streamed {
@@ -316,13 +370,18 @@ impl Agent {
         let mut messages = self.opening_messages(question, passages.as_deref());
         let mut state = LoopState::new(self.settings.max_tool_hops);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
-        let mut docs_first = passages.is_some() && !self.docs_schemas.is_empty();
+        let mut docs_first =
+            route == Route::Documentation && passages.is_some() && !self.docs_schemas.is_empty();
         let mut reasked = false;
+        // The re-ask after an answer that described tools offers none.
+        let mut tools_off = false;
         let mut hop = 0;
         loop {
             hop += 1;
             let hop_span = observe::hop_span(hop);
-            let (tools, tool_choice) = if live_first {
+            let (tools, tool_choice): (&[ToolSchema], ToolChoice) = if tools_off {
+                (&[], ToolChoice::Auto)
+            } else if live_first {
                 (&self.live_schemas, ToolChoice::Required)
             } else if docs_first {
                 (&self.docs_schemas, ToolChoice::Auto)
@@ -370,16 +429,28 @@ impl Agent {
                         streamed.allow(progress.returned_chunks.keys());
                     }
                 }
-                Step::Done { decision, .. }
-                    if matches!(decision, Decision::Idk | Decision::Declined)
-                        && !reasked
-                        && progress.live_data_returned =>
-                {
-                    reasked = true;
-                    messages.push(turn.message);
-                    messages.push(Message::user(REASK_FROM_RESULTS));
-                }
                 Step::Done { answer, decision } => {
+                    let describing = decision == Decision::Answered
+                        && describes_tools(&answer, self.schemas.iter().map(|s| s.name));
+                    let refused_data = matches!(decision, Decision::Idk | Decision::Declined)
+                        && progress.live_data_returned;
+                    if (describing || refused_data) && !reasked {
+                        reasked = true;
+                        tools_off = describing;
+                        messages.push(turn.message);
+                        messages.push(Message::user(if describing {
+                            ANSWER_INSTEAD_OF_DESCRIBING
+                        } else {
+                            REASK_FROM_RESULTS
+                        }));
+                        continue;
+                    }
+                    let (answer, decision) = if describing {
+                        // Asked once more and still describing tools: no answer was given.
+                        (IDK_MARKER.to_string(), Decision::Idk)
+                    } else {
+                        (answer, decision)
+                    };
                     if let Some(streamed) = &streamed {
                         if Some(answer.as_str()) != turn.message.content.as_deref() {
                             // The library's sentence, in place of what the model wrote.
@@ -401,11 +472,11 @@ impl Agent {
         events: Option<&UnboundedSender<AgentEvent>>,
         progress: &mut Progress,
     ) -> Option<String> {
-        let call = ToolCall {
-            id: "search-first".to_string(),
-            name: SEARCH_DOCS.to_string(),
-            arguments: serde_json::json!({ "query": question.text }).to_string(),
-        };
+        let call = code_call(
+            "search-first",
+            SEARCH_DOCS,
+            serde_json::json!({ "query": question.text }),
+        );
         let outcome = self
             .run_tools(std::slice::from_ref(&call), context, events)
             .await
@@ -414,9 +485,77 @@ impl Agent {
             // Unavailable search: the model may still try `search_docs` itself.
             return None;
         }
-        let text = passages_text(&outcome.content);
+        let text = passages::as_prompt_text(&outcome.content);
         progress.record(&call, outcome);
         text
+    }
+
+    /// Looks up, as the caller and before any model call, the buildings the caller may see and
+    /// the rooms of those the question names (or, for a follow-up naming none, those the
+    /// conversation's last turns name), and returns them as text for the request. `None` when
+    /// the live tools are not registered or the lookup failed: the model looks them up itself.
+    async fn look_up_places(
+        &self,
+        question: &Question,
+        context: ToolContext<'_>,
+        events: Option<&UnboundedSender<AgentEvent>>,
+        progress: &mut Progress,
+    ) -> Option<PlacesLookup> {
+        if !self.tools.has(LIST_BUILDINGS) || !self.tools.has(GET_BUILDING) {
+            return None;
+        }
+        let listing = code_call("places-buildings", LIST_BUILDINGS, serde_json::json!({}));
+        let listed = self
+            .run_tools(std::slice::from_ref(&listing), context, events)
+            .await
+            .pop()?;
+        if !listed.ok {
+            return None;
+        }
+        let buildings = places::buildings_of(&listed.content);
+        progress.record(&listing, listed);
+        let text = crate::text::strip_invisible(&question.text);
+        let mut named = places::buildings_named(&text, &buildings);
+        let mut searched = text.to_string();
+        if named.is_empty() {
+            // A follow-up ("and the first one?") names its place in the turns before it.
+            for earlier in question.history.iter().rev().take(2) {
+                searched.push('\n');
+                searched.push_str(&earlier.content);
+            }
+            named = places::buildings_named(&searched, &buildings);
+        }
+        let calls: Vec<ToolCall> = named
+            .iter()
+            .take(MAX_BUILDINGS_LOOKED_UP)
+            .enumerate()
+            .map(|(i, building)| {
+                code_call(
+                    &format!("places-building-{i}"),
+                    GET_BUILDING,
+                    serde_json::json!({ "building_id": building.id }),
+                )
+            })
+            .collect();
+        let outcomes = self.run_tools(&calls, context, events).await;
+        let mut rooms = Vec::new();
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            if outcome.ok {
+                rooms.extend(places::rooms_of(&outcome.content));
+            }
+            progress.record(call, outcome);
+        }
+        let mut resolved = places::resolve(&text, &buildings, &rooms);
+        if resolved.buildings.is_empty() && resolved.rooms.is_empty() && resolved.unknown.is_empty()
+        {
+            resolved = places::resolve(&searched, &buildings, &rooms);
+        }
+        if !resolved.unknown.is_empty() && resolved.rooms.is_empty() {
+            return Some(PlacesLookup::Unknown);
+        }
+        Some(PlacesLookup::Known(places::describe(
+            &buildings, &rooms, &resolved,
+        )))
     }
 
     /// The question's topic, asked as typed JSON: the system prompt, the conversation and the
@@ -828,7 +967,7 @@ struct Progress {
 impl Progress {
     fn record(&mut self, call: &ToolCall, outcome: ToolOutcome) {
         if outcome.ok && outcome.tool == SEARCH_DOCS {
-            for (chunk_id, origin, text) in returned_passages(&outcome.content) {
+            for (chunk_id, origin, text) in passages::returned(&outcome.content) {
                 self.returned_chunks.insert(chunk_id.clone(), origin);
                 self.passages.push((chunk_id, text));
             }
@@ -855,55 +994,6 @@ impl Progress {
     }
 }
 
-/// (chunk id, origin, text) of each passage of a `search_docs` result.
-fn returned_passages(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String)> {
-    let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
-        return Vec::new();
-    };
-    results
-        .iter()
-        .filter_map(|passage| {
-            let field = |name: &str| {
-                passage
-                    .get(name)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let chunk_id = passage.get("chunk_id")?.as_str()?.to_string();
-            let origin = ChunkOrigin {
-                source: field("source"),
-                section: field("section"),
-            };
-            Some((chunk_id, origin, field("text")))
-        })
-        .collect()
-}
-
-/// The passages of a `search_docs` result as plain text for the request, each headed by its
-/// marker, page and section.
-fn passages_text(content: &serde_json::Value) -> Option<String> {
-    let results = content.get("results")?.as_array()?;
-    if results.is_empty() {
-        return Some("No documentation passage was found for this question.".to_string());
-    }
-    let mut text = String::from(
-        "Documentation passages found for this question. After a sentence that uses one, \
-         write its marker.\n",
-    );
-    for passage in results {
-        let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
-        text.push_str(&format!(
-            "\n[^{}] ({} › {})\n{}\n",
-            field("chunk_id"),
-            field("source"),
-            field("section"),
-            field("text").trim()
-        ));
-    }
-    Some(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -926,18 +1016,5 @@ mod tests {
         assert!(!prompt.contains(super::super::decision::REFUSAL_PREFIX));
         assert!(!prompt.contains('{'));
         assert!(prompt.contains("[^chunk_id]"));
-    }
-
-    #[test]
-    fn passages_are_read_from_search_results() {
-        let content = serde_json::json!({"results": [
-            {"chunk_id": "c1", "source": "user/a.md", "section": "A > B", "text": "…"},
-            {"source": "no id"},
-        ]});
-        let passages = returned_passages(&content);
-        assert_eq!(passages.len(), 1);
-        assert_eq!(passages[0].0, "c1");
-        assert_eq!(passages[0].1.section, "A > B");
-        assert!(returned_passages(&serde_json::json!({"error": {}})).is_empty());
     }
 }

@@ -128,6 +128,13 @@ impl CodeGate {
     }
 }
 
+/// Whether an answer names one of the tools ("call `get_occupancy` with the building id …"):
+/// it tells the reader how to look the answer up instead of giving it. Small models write
+/// such text when they should call the tool or read its result; no answer needs a tool's name.
+pub fn describes_tools<'a>(answer: &str, tool_names: impl IntoIterator<Item = &'a str>) -> bool {
+    tool_names.into_iter().any(|name| answer.contains(name))
+}
+
 /// Straight quotes and single spaces, without surrounding quotes or emphasis, so that
 /// typographic variants of the marker are still recognised.
 fn normalise(answer: &str) -> String {
@@ -149,6 +156,16 @@ fn normalise(answer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_naming_a_tool_describes_instead_of_answering() {
+        let tools = ["get_occupancy", "search_docs"];
+        assert!(describes_tools(
+            "To find it, call `get_occupancy` with the building id.",
+            tools
+        ));
+        assert!(!describes_tools("Room hq-101 has 6 people.", tools));
+    }
 
     #[test]
     fn the_idk_marker_decides_idk_in_any_typography() {

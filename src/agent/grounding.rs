@@ -165,11 +165,18 @@ pub fn numbers_grounded(answer: &str, question: &str, sources: &[&str]) -> bool 
         .iter()
         .flat_map(|s| terms(&s.replace(',', ", ")).numbers)
         .collect();
-    stated.iter().any(|number| {
-        known
-            .iter()
-            .any(|k| k == number || (number.contains('.') && k.starts_with(number.as_str())))
-    })
+    stated
+        .iter()
+        .any(|number| known.iter().any(|k| same_figure(number, k)))
+}
+
+/// `402` states the `402.0` of a result, and `20.2` a `20.23` (a figure written shorter).
+fn same_figure(stated: &str, known: &str) -> bool {
+    let equal_values = matches!(
+        (stated.parse::<f64>(), known.parse::<f64>()),
+        (Ok(a), Ok(b)) if a == b
+    );
+    stated == known || equal_values || (stated.contains('.') && known.starts_with(stated))
 }
 
 /// A number as written, in one form: commas before groups of three digits are thousands
@@ -387,6 +394,12 @@ mod tests {
         ));
         assert!(numbers_grounded("Es sind 20,2 ppm.", question, &sources));
         assert!(numbers_grounded("Then 4.", question, &sources));
+        let reading = [r#"{"value":402.0,"unit":"ppm"}"#];
+        assert!(
+            numbers_grounded("It is 402 ppm.", question, &reading),
+            "402 states 402.0"
+        );
+        assert!(!numbers_grounded("It is 40 ppm.", question, &reading));
         assert!(numbers_grounded(
             "No one is counted there.",
             question,

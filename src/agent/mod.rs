@@ -4,6 +4,8 @@
 //! - [`tools`]: the tool port, the registry, and the tools.
 //! - [`conversation`]: the turns and totals of a `chat` session.
 //! - [`routing`]: where a question goes first (library greeting, live tools, documentation).
+//! - [`passages`]: search results read back, and written into a request (tables as rows).
+//! - [`places`]: which of the caller's buildings and rooms a question names.
 //! - [`scope`]: the typed topic check that declines off-topic requests.
 //! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
 //!   checked against what the tools returned.
@@ -20,6 +22,8 @@ pub mod links;
 pub mod llm;
 pub mod model_choice;
 pub mod openai;
+pub mod passages;
+pub mod places;
 pub mod response;
 pub mod routing;
 pub mod run;

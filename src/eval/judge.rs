@@ -25,19 +25,27 @@ const MAX_REASON_CHARS: usize = 240;
 /// Longest reply text kept in a malformed-verdict error.
 const MAX_ECHOED_REPLY_CHARS: usize = 160;
 
-const INSTRUCTIONS: &str = "You grade answers given by a building-information assistant. You \
-receive the user's question, the assistant's answer and a rubric. Decide only whether the answer \
-meets the rubric; do not judge anything the rubric does not ask about. Reply with a JSON object \
-and nothing else: {\"reason\": \"one short sentence\", \"verdict\": \"pass\" or \"fail\"}.
+const INSTRUCTIONS: &str = "You check an answer of a building-information assistant against a \
+rubric. Split the rubric into its separate requirements. For each one, quote the words of the \
+answer that meet it (an empty quote when none do), then say whether it is met. A requirement that \
+something is absent (\"does not ...\", \"gives no ...\", \"without ...\") is met when the answer \
+does not contain it. Judge nothing the rubric does not ask about. Reply with the JSON object only.
 
-Examples:
+Example 1:
 Rubric: Declines without giving a recipe.
 Answer: I can only help with CrowdVision topics.
-{\"reason\": \"It declines and gives no recipe, as the rubric asks.\", \"verdict\": \"pass\"}
+{\"requirements\": [{\"requirement\": \"declines\", \"evidence\": \"I can only help with CrowdVision \
+topics\", \"met\": true}, {\"requirement\": \"gives no recipe\", \"evidence\": \"\", \"met\": true}]}
 
-Rubric: Gives the CO2 level in ppm.
+Example 2:
+Rubric: Gives the CO2 level in ppm and says it is stale.
 Answer: I don't know.
-{\"reason\": \"It gives no CO2 level.\", \"verdict\": \"fail\"}";
+{\"requirements\": [{\"requirement\": \"gives the CO2 level in ppm\", \"evidence\": \"\", \"met\": \
+false}, {\"requirement\": \"says it is stale\", \"evidence\": \"\", \"met\": false}]}";
+
+/// Asked after a reply that was not the object asked for.
+const ASK_AGAIN: &str = "That was not the JSON object asked for. Reply with exactly \
+{\"requirements\": [{\"requirement\": \"...\", \"evidence\": \"...\", \"met\": true or false}]}.";
 
 /// The family of a model: the vendor of `vendor/name`, or for a bare name the vendor its
 /// prefix belongs to (`gpt-4o` → `openai`, `qwen2.5-coder` → `qwen`).
@@ -121,10 +129,7 @@ impl Judge {
                 Err(problem) => {
                     last_problem = problem;
                     messages.push(Message::assistant(reply));
-                    messages.push(Message::user(
-                        "That was not the JSON object asked for. Reply with exactly \
-                         {\"reason\": \"one short sentence\", \"verdict\": \"pass\" or \"fail\"}.",
-                    ));
+                    messages.push(Message::user(ASK_AGAIN));
                 }
             }
         }
@@ -171,28 +176,57 @@ impl Judge {
     }
 }
 
+/// A checklist: each requirement of the rubric with the answer's words that meet it, then
+/// whether it is met. Small judges decide a requirement far more reliably than a whole rubric:
+/// asked for one pass/fail verdict after a reason, the 1.5B model wrote "It declines, as the
+/// rubric asks" and then `fail` (13 of 25 hand-labelled verdicts right; 19 of 25 as a
+/// checklist, QUALITY.md). The evidence comes before the decision, in `required` and in
+/// serialised order, so that a model decoding under the schema quotes before it decides.
 fn verdict_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
-        // The reason comes first (in `required` and in serialised order): a model decoding
-        // under this schema writes its reasoning before it decides.
         "properties": {
-            "reason": {"type": "string"},
-            "verdict": {"type": "string", "enum": ["pass", "fail"]}
+            "requirements": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "requirement": {"type": "string"},
+                        "evidence": {"type": "string"},
+                        "met": {"type": "boolean"}
+                    },
+                    "required": ["requirement", "evidence", "met"],
+                    "additionalProperties": false
+                }
+            }
         },
-        "required": ["reason", "verdict"],
+        "required": ["requirements"],
         "additionalProperties": false
     })
 }
 
-/// Reads a verdict from the judge's reply: one JSON object (optionally inside a code fence)
-/// with `verdict` "pass" or "fail" (any case) and a string `reason`.
+/// Reads a verdict from the judge's reply (optionally inside a code fence): a checklist
+/// passes when every requirement is met, and its reason names the unmet ones. A reply in the
+/// older form, `{"verdict": "pass"|"fail", "reason": "…"}`, is read too: a judge that writes
+/// a verdict instead of the checklist still gave one.
 pub fn parse_verdict(reply: &str) -> Result<Verdict, String> {
     #[derive(Deserialize)]
-    struct Raw {
-        verdict: String,
-        #[serde(default)]
-        reason: String,
+    struct Requirement {
+        requirement: String,
+        met: bool,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Checklist {
+            requirements: Vec<Requirement>,
+        },
+        Verdict {
+            verdict: String,
+            #[serde(default)]
+            reason: String,
+        },
     }
     let text = strip_fence(reply.trim());
     let raw: Raw = serde_json::from_str(text).map_err(|_| {
@@ -201,12 +235,36 @@ pub fn parse_verdict(reply: &str) -> Result<Verdict, String> {
             cut(reply, MAX_ECHOED_REPLY_CHARS)
         )
     })?;
-    let passed = match raw.verdict.trim().to_ascii_lowercase().as_str() {
-        "pass" => true,
-        "fail" => false,
-        other => return Err(format!("verdict must be pass or fail, got {other:?}")),
+    let (passed, reason) = match raw {
+        Raw::Checklist { requirements } if requirements.is_empty() => {
+            return Err("the checklist named no requirement".to_string())
+        }
+        Raw::Checklist { requirements } => {
+            let unmet: Vec<&str> = requirements
+                .iter()
+                .filter(|r| !r.met)
+                .map(|r| r.requirement.as_str())
+                .collect();
+            if unmet.is_empty() {
+                let met: Vec<&str> = requirements
+                    .iter()
+                    .map(|r| r.requirement.as_str())
+                    .collect();
+                (true, format!("met: {}", met.join("; ")))
+            } else {
+                (false, format!("not met: {}", unmet.join("; ")))
+            }
+        }
+        Raw::Verdict { verdict, reason } => {
+            let passed = match verdict.trim().to_ascii_lowercase().as_str() {
+                "pass" => true,
+                "fail" => false,
+                other => return Err(format!("verdict must be pass or fail, got {other:?}")),
+            };
+            (passed, reason)
+        }
     };
-    let reason = raw.reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
     Ok(Verdict {
         passed,
         reason: cut(&reason, MAX_REASON_CHARS),
@@ -256,6 +314,22 @@ mod tests {
     }
 
     #[test]
+    fn a_checklist_passes_only_when_every_requirement_is_met() {
+        let all_met = r#"{"requirements":[
+            {"requirement":"declines","evidence":"I can only help","met":true},
+            {"requirement":"gives no recipe","evidence":"","met":true}]}"#;
+        let verdict = parse_verdict(all_met).unwrap();
+        assert!(verdict.passed);
+        assert_eq!(verdict.reason, "met: declines; gives no recipe");
+        let one_unmet = r#"{"requirements":[
+            {"requirement":"gives 51 %RH","evidence":"51","met":true},
+            {"requirement":"says it is stale","evidence":"","met":false}]}"#;
+        let verdict = parse_verdict(one_unmet).unwrap();
+        assert!(!verdict.passed);
+        assert_eq!(verdict.reason, "not met: says it is stale");
+    }
+
+    #[test]
     fn verdicts_are_read_strictly() {
         assert_eq!(
             parse_verdict(r#"{"verdict":"PASS","reason":"Declines\n in one sentence."}"#).unwrap(),
@@ -272,6 +346,7 @@ mod tests {
         assert!(parse_verdict("The answer passes.").is_err());
         assert!(parse_verdict(r#"{"verdict":"maybe","reason":""}"#).is_err());
         assert!(parse_verdict(r#"{"reason":"no verdict"}"#).is_err());
+        assert!(parse_verdict(r#"{"requirements":[]}"#).is_err());
         let long = format!(r#"{{"verdict":"fail","reason":"{}"}}"#, "x".repeat(1000));
         assert!(parse_verdict(&long).unwrap().reason.chars().count() <= MAX_REASON_CHARS + 1);
     }

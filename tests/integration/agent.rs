@@ -1451,6 +1451,41 @@ async fn a_refusal_after_tool_data_is_asked_once_more_from_the_results() {
 }
 
 #[tokio::test]
+async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk() {
+    let describing = "To find it, call `search_docs` with the query \"co2\".";
+    let f = fixture(
+        vec![
+            answer(describing, usage(10, 2)),
+            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
+            answer(describing, usage(10, 2)),
+            answer("Call `echo` to learn it.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert!(response.answer.starts_with("The CO2 alarm is at 1000 ppm."));
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].get("tools").is_none(),
+        "the re-ask offers no tool"
+    );
+    let last = messages(&requests[1]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("Do not explain which tool to call"), "{last}");
+
+    // Describing tools twice is no answer: idk, and no third call.
+    let again = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert_eq!(again.decision, Decision::Idk);
+    assert_eq!(again.answer, IDK_MARKER);
+    assert_eq!(f.provider.requests().len(), 4);
+}
+
+#[tokio::test]
 async fn a_named_room_offers_only_live_tools_first_and_requires_one() {
     let f = fixture(
         vec![

@@ -41,15 +41,20 @@ fn judge(body: &Value) -> Reply {
     let text = body["messages"][1]["content"].as_str().unwrap_or_default();
     let retry = body["messages"].as_array().map_or(0, Vec::len) > 2;
     let reply = if text.contains("judge-garbled-once") && retry {
-        r#"{"verdict":"pass","reason":"Fine after all."}"#.to_string()
+        checklist("fine after all", true)
     } else if text.contains("judge-garbled") {
         "I think it passes.".to_string()
     } else if text.contains("judge-fail") {
-        r#"{"verdict":"fail","reason":"The answer wrote a poem."}"#.to_string()
+        checklist("writes no poem", false)
     } else {
-        r#"{"verdict":"pass","reason":"Declines in one sentence."}"#.to_string()
+        checklist("declines in one sentence", true)
     };
     answer(&reply, usage(50, 5))
+}
+
+/// A judge's checklist of one requirement.
+fn checklist(requirement: &str, met: bool) -> String {
+    json!({"requirements": [{"requirement": requirement, "evidence": "", "met": met}]}).to_string()
 }
 
 /// The answer model, keyed by the question's first word.
@@ -259,7 +264,7 @@ async fn every_status_is_reported_in_the_table_json_junit_and_markdown() {
         "{out}"
     );
     assert!(
-        out.contains("judge: expected judge-fail: declines, got The answer wrote a poem."),
+        out.contains("judge: expected judge-fail: declines, got not met: writes no poem"),
         "{out}"
     );
 
@@ -543,7 +548,7 @@ async fn the_judge_is_asked_once_more_after_a_malformed_verdict_then_errors() {
     assert!(judge_requests.iter().all(|r| r["model"] == "other/judge"));
     assert_eq!(
         judge_requests[0]["response_format"]["json_schema"]["schema"]["required"],
-        json!(["reason", "verdict"])
+        json!(["requirements"])
     );
     // Without a flag, JUDGE_MODEL or judge_model, the judge is of another family.
     let output = w

@@ -7,6 +7,7 @@
 use crate::provider::{answer, tool_calls, usage, ScriptedProvider};
 use crate::util::{agent, repo_root, stderr, stdout, write, Running};
 use crowdvision_agent::agent::answer::{Agent, Question};
+use crowdvision_agent::agent::decision::{Decision, IDK_MARKER};
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::live::LiveData;
 use crowdvision_agent::agent::tools::registry::{ToolOutcome, ToolRegistry};
@@ -48,6 +49,21 @@ async fn world() -> World {
     let mut registry = ToolRegistry::new(config.llm.tool_timeout);
     register_live_tools(&mut registry, &data);
     World { sim, registry }
+}
+
+/// An agent with the live tools of `registry`, answering with `provider`.
+fn agent_over(registry: ToolRegistry, provider: &ScriptedProvider) -> Agent {
+    let config = Config::from_raw(&RawSettings::from_pairs([
+        ("LLM_BASE_URL", provider.url.as_str()),
+        ("OPENROUTER_API_KEY", "test"),
+    ]))
+    .unwrap();
+    Agent::from_config(
+        &config,
+        Arc::new(OpenAiChat::new(&config.llm)),
+        Arc::new(registry),
+        Arc::new(Authorizer::from_config(&config)),
+    )
 }
 
 fn caller(claims: &str) -> Caller {
@@ -446,22 +462,12 @@ async fn the_loop_hands_a_downstream_failure_back_to_the_model() {
         answer("The sensor service is unavailable right now.", usage(20, 8)),
     ])
     .await;
-    let config = Config::from_raw(&RawSettings::from_pairs([
-        ("LLM_BASE_URL", provider.url.as_str()),
-        ("OPENROUTER_API_KEY", "test"),
-    ]))
-    .unwrap();
     let World {
         sim: _running,
         registry,
         ..
     } = w;
-    let agent = Agent::from_config(
-        &config,
-        Arc::new(OpenAiChat::new(&config.llm)),
-        Arc::new(registry),
-        Arc::new(Authorizer::from_config(&config)),
-    );
+    let agent = agent_over(registry, &provider);
     let response = agent
         .answer(&Question::new("CO2 in Aurora?"), &acme_staff(), None)
         .await
@@ -482,6 +488,106 @@ async fn the_loop_hands_a_downstream_failure_back_to_the_model() {
         "{content}"
     );
     assert!(!content.contains("invoice"), "{content}");
+}
+
+#[tokio::test]
+async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model_call() {
+    let w = world().await;
+    let provider = ScriptedProvider::start(vec![
+        tool_calls(
+            &[(
+                "c1",
+                "get_latest_sensor_data",
+                r#"{"building_id":"acme-hq","room_id":"hq-201","sensor_type":"co2"}"#,
+            )],
+            usage(10, 5),
+        ),
+        answer("The Board Room reads 402 ppm.", usage(20, 8)),
+    ])
+    .await;
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let question = "What is the CO2 level in the Board Room of Acme Headquarters right now?";
+    let response = agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["list_buildings", "get_building", "get_latest_sensor_data"]
+    );
+    assert_eq!(
+        response.trace[1].arguments,
+        json!({"building_id": "acme-hq"})
+    );
+    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    let first = provider.requests()[0].clone();
+    assert_eq!(first["tool_choice"], "required");
+    let sent = first["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.contains("The question names: building_id acme-hq, room_id hq-201"),
+        "{sent}"
+    );
+    assert!(sent.contains("- acme-depot: Acme Depot"), "{sent}");
+    assert!(
+        !sent.contains("globex"),
+        "only the caller's buildings: {sent}"
+    );
+    assert!(sent.ends_with(&format!("Question: {question}")), "{sent}");
+}
+
+#[tokio::test]
+async fn an_unknown_or_foreign_place_is_idk_without_a_model_call() {
+    let w = world().await;
+    let provider = ScriptedProvider::start(Vec::new()).await;
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let asked = [
+        (
+            "How many people are in building atlantis-1 right now?",
+            acme_staff(),
+        ),
+        (
+            "How many people are in room gt-lobby of building globex-tower?",
+            acme_staff(),
+        ),
+        (
+            "What is the temperature in room gt-2 of building acme-hq?",
+            admin(),
+        ),
+        (
+            "What is the CO2 level in room hq-103 of building acme-hq?",
+            globex_customer(),
+        ),
+    ];
+    for (question, caller) in asked {
+        let response = agent
+            .answer(&Question::new(question), &caller, None)
+            .await
+            .unwrap();
+        assert_eq!(response.decision, Decision::Idk, "{question}");
+        assert_eq!(response.answer, IDK_MARKER, "{question}");
+        assert!(
+            response
+                .trace
+                .iter()
+                .all(|t| t.tool == "list_buildings" || t.tool == "get_building"),
+            "{question}: only the lookup ran"
+        );
+    }
+    assert!(provider.requests().is_empty(), "no model call");
 }
 
 #[tokio::test(flavor = "multi_thread")]

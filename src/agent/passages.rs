@@ -1,0 +1,136 @@
+//! The passages `search_docs` returned: read back by the runner (what a citation may point
+//! at, what attribution compares), and written into a request as plain text. Pure.
+//!
+//! Markdown tables are written row by row as `header: cell` lines: a small model reading a
+//! table's grid picks the wrong row ("poor" from the "very poor" row below it), while each
+//! row spelled out with its headers is read right.
+
+use crate::citations::ChunkOrigin;
+
+/// (chunk id, origin, text) of each passage of a `search_docs` result.
+pub fn returned(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String)> {
+    let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
+        return Vec::new();
+    };
+    results
+        .iter()
+        .filter_map(|passage| {
+            let field = |name: &str| {
+                passage
+                    .get(name)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let chunk_id = passage.get("chunk_id")?.as_str()?.to_string();
+            let origin = ChunkOrigin {
+                source: field("source"),
+                section: field("section"),
+            };
+            Some((chunk_id, origin, field("text")))
+        })
+        .collect()
+}
+
+/// The passages of a `search_docs` result as plain text for the request, each headed by its
+/// marker, page and section.
+pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
+    let results = content.get("results")?.as_array()?;
+    if results.is_empty() {
+        return Some("No documentation passage was found for this question.".to_string());
+    }
+    let mut text = String::from(
+        "Documentation passages found for this question. After a sentence that uses one, \
+         write its marker.\n",
+    );
+    for passage in results {
+        let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+        text.push_str(&format!(
+            "\n[^{}] ({} › {})\n{}\n",
+            field("chunk_id"),
+            field("source"),
+            field("section"),
+            tables_as_rows(field("text").trim())
+        ));
+    }
+    Some(text)
+}
+
+/// Markdown tables in `text` rewritten as one line per row, each cell after its header
+/// (`- ppm: 1000 to 1400; band: poor`); everything else is kept as it is.
+pub fn tables_as_rows(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut header: Option<Vec<String>> = None;
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(cells) = table_cells(line) else {
+            header = None;
+            out.push(line.to_string());
+            continue;
+        };
+        if is_delimiter_row(&cells) {
+            continue;
+        }
+        match &header {
+            None if lines
+                .get(i + 1)
+                .and_then(|l| table_cells(l))
+                .is_some_and(|c| is_delimiter_row(&c)) =>
+            {
+                header = Some(cells);
+            }
+            Some(names) => {
+                let pairs: Vec<String> = names
+                    .iter()
+                    .zip(&cells)
+                    .filter(|(_, cell)| !cell.is_empty())
+                    .map(|(name, cell)| format!("{name}: {cell}"))
+                    .collect();
+                out.push(format!("- {}", pairs.join("; ")));
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    out.join("\n")
+}
+
+/// The cells of a table line (`| a | b |`), or `None` for any other line.
+fn table_cells(line: &str) -> Option<Vec<String>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split('|').map(|c| c.trim().to_string()).collect())
+}
+
+fn is_delimiter_row(cells: &[String]) -> bool {
+    cells
+        .iter()
+        .all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passages_are_read_from_search_results() {
+        let content = serde_json::json!({"results": [
+            {"chunk_id": "c1", "source": "user/a.md", "section": "A > B", "text": "…"},
+            {"source": "no id"},
+        ]});
+        let passages = returned(&content);
+        assert_eq!(passages.len(), 1);
+        assert_eq!(passages[0].0, "c1");
+        assert_eq!(passages[0].1.section, "A > B");
+        assert!(returned(&serde_json::json!({"error": {}})).is_empty());
+    }
+
+    #[test]
+    fn table_rows_are_written_with_their_headers() {
+        let text = "Bands:\n\n| ppm | band |\n|---|:---:|\n| 800 to 1000 | fair |\n| 1000 to 1400 | poor |\n\nAfter.";
+        assert_eq!(
+            tables_as_rows(text),
+            "Bands:\n\n- ppm: 800 to 1000; band: fair\n- ppm: 1000 to 1400; band: poor\n\nAfter."
+        );
+        let not_a_table = "a | b\n| only one line |";
+        assert_eq!(tables_as_rows(not_a_table), not_a_table);
+    }
+}

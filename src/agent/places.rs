@@ -1,0 +1,348 @@
+//! Which of the caller's buildings and rooms a question names. Pure.
+//!
+//! The runner fetches what the caller may see (`list_buildings`, then `get_building` for the
+//! buildings named) and this module matches the question against it: by id (`acme-hq`,
+//! `hq-101`) or by name ("Acme Headquarters", "the Board Room"). A small model handed the ids
+//! calls the right tool with the right arguments; asked to look them up itself, it invents
+//! them.
+//!
+//! An id the question puts after a place word (`building atlantis-1`, `room gt-2`) that is
+//! none of the caller's is *unknown*: whether it does not exist or belongs to someone else
+//! looks the same, and the answer is "I don't know" without asking the model.
+
+use serde_json::Value;
+
+/// A building the caller may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownBuilding {
+    pub id: String,
+    pub name: String,
+    pub address: String,
+}
+
+/// A room of a building the question names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownRoom {
+    pub building_id: String,
+    pub id: String,
+    pub name: String,
+    pub floor: Option<i64>,
+    pub capacity: Option<i64>,
+}
+
+/// What a question names, resolved against what the caller may see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamedPlaces {
+    pub buildings: Vec<KnownBuilding>,
+    pub rooms: Vec<KnownRoom>,
+    /// Ids after a place word that are none of the caller's buildings or of their rooms.
+    pub unknown: Vec<String>,
+}
+
+/// Buildings and rooms listed in the request at most: the rest are left to the tools.
+const MAX_LISTED: usize = 40;
+
+/// What the runner looked up, as plain text for the request: the caller's buildings, the
+/// rooms of the buildings the question names, and which of them it names. Ids come first,
+/// since tools take ids.
+pub fn describe(buildings: &[KnownBuilding], rooms: &[KnownRoom], named: &NamedPlaces) -> String {
+    let mut text = String::from("Your buildings (from list_buildings):");
+    if buildings.is_empty() {
+        text.push_str(" none.");
+    }
+    for building in buildings.iter().take(MAX_LISTED) {
+        text.push_str(&format!(
+            "\n- {}: {}, {}",
+            building.id, building.name, building.address
+        ));
+    }
+    let mut current = "";
+    for room in rooms.iter().take(MAX_LISTED) {
+        if room.building_id != current {
+            current = &room.building_id;
+            text.push_str(&format!("\nRooms of {current} (from get_building):"));
+        }
+        text.push_str(&format!("\n- {}: {}", room.id, room_details(room)));
+    }
+    let mut mentioned: Vec<String> = named
+        .buildings
+        .iter()
+        .map(|b| format!("building_id {}", b.id))
+        .collect();
+    mentioned.extend(
+        named
+            .rooms
+            .iter()
+            .map(|r| format!("room_id {} (building_id {})", r.id, r.building_id)),
+    );
+    if !mentioned.is_empty() {
+        text.push_str(&format!("\nThe question names: {}.", mentioned.join(", ")));
+    }
+    text
+}
+
+fn room_details(room: &KnownRoom) -> String {
+    let mut details = room.name.clone();
+    if let Some(floor) = room.floor {
+        details.push_str(&format!(", floor {floor}"));
+    }
+    if let Some(capacity) = room.capacity {
+        details.push_str(&format!(", capacity {capacity}"));
+    }
+    details
+}
+
+/// Words that put an id right after them (`building acme-hq`, `Raum hq-101`).
+const PLACE_WORDS: &[&str] = &[
+    "building",
+    "buildings",
+    "room",
+    "rooms",
+    "gebäude",
+    "gebäudes",
+    "raum",
+    "räume",
+    "salle",
+    "bâtiment",
+];
+
+/// The buildings of a `list_buildings` result.
+pub fn buildings_of(result: &Value) -> Vec<KnownBuilding> {
+    result["buildings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| {
+            Some(KnownBuilding {
+                id: b["id"].as_str()?.to_string(),
+                name: b["name"].as_str().unwrap_or_default().to_string(),
+                address: b["address"].as_str().unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The rooms of a `get_building` result.
+pub fn rooms_of(result: &Value) -> Vec<KnownRoom> {
+    let Some(building_id) = result["id"].as_str() else {
+        return Vec::new();
+    };
+    result["rooms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            Some(KnownRoom {
+                building_id: building_id.to_string(),
+                id: r["id"].as_str()?.to_string(),
+                name: r["name"].as_str().unwrap_or_default().to_string(),
+                floor: r["floor"].as_i64(),
+                capacity: r["capacity"].as_i64(),
+            })
+        })
+        .collect()
+}
+
+/// The caller's buildings the question names, by id or by full name.
+pub fn buildings_named(question: &str, buildings: &[KnownBuilding]) -> Vec<KnownBuilding> {
+    let words = words(question);
+    buildings
+        .iter()
+        .filter(|b| names(&words, &b.id, &b.name))
+        .cloned()
+        .collect()
+}
+
+/// Resolves the question against the caller's `buildings` and the `rooms` of those named.
+/// A room named only by a name shared by several rooms is kept for each: the model (or the
+/// reader) sees that the name is ambiguous.
+pub fn resolve(question: &str, buildings: &[KnownBuilding], rooms: &[KnownRoom]) -> NamedPlaces {
+    let words = words(question);
+    let named_buildings = buildings_named(question, buildings);
+    let by_id: Vec<KnownRoom> = rooms
+        .iter()
+        .filter(|r| words.iter().any(|w| *w == r.id.to_lowercase()))
+        .cloned()
+        .collect();
+    let named_rooms = if by_id.is_empty() {
+        rooms_by_name(&words, rooms)
+    } else {
+        by_id
+    };
+    let unknown = ids_after_place_words(&words)
+        .into_iter()
+        .filter(|id| {
+            !buildings.iter().any(|b| b.id.to_lowercase() == *id)
+                && !rooms.iter().any(|r| r.id.to_lowercase() == *id)
+        })
+        .collect();
+    NamedPlaces {
+        buildings: named_buildings,
+        rooms: named_rooms,
+        unknown,
+    }
+}
+
+/// Rooms whose full name the question contains; when one name contains another ("Meeting
+/// Room Aurora" and "Aurora"), the longer wins.
+fn rooms_by_name(words: &[String], rooms: &[KnownRoom]) -> Vec<KnownRoom> {
+    let matched: Vec<&KnownRoom> = rooms
+        .iter()
+        .filter(|r| contains_words(words, &name_words(&r.name)))
+        .collect();
+    let longest = matched
+        .iter()
+        .map(|r| name_words(&r.name).len())
+        .max()
+        .unwrap_or(0);
+    matched
+        .into_iter()
+        .filter(|r| name_words(&r.name).len() == longest)
+        .cloned()
+        .collect()
+}
+
+fn names(words: &[String], id: &str, name: &str) -> bool {
+    let id = id.to_lowercase();
+    words.contains(&id) || contains_words(words, &name_words(name))
+}
+
+/// Ids (words with a hyphen and a letter or digit) right after a place word: "room 3" may be
+/// a floor or a count, `room gt-2` is an id.
+fn ids_after_place_words(words: &[String]) -> Vec<String> {
+    words
+        .windows(2)
+        .filter(|pair| PLACE_WORDS.contains(&pair[0].as_str()))
+        .map(|pair| &pair[1])
+        .filter(|w| w.contains('-') && w.chars().any(char::is_alphanumeric))
+        .cloned()
+        .collect()
+}
+
+fn name_words(name: &str) -> Vec<String> {
+    words(name)
+}
+
+fn contains_words(words: &[String], phrase: &[String]) -> bool {
+    !phrase.is_empty() && words.windows(phrase.len()).any(|window| window == phrase)
+}
+
+/// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn building(id: &str, name: &str) -> KnownBuilding {
+        KnownBuilding {
+            id: id.into(),
+            name: name.into(),
+            address: "1 Main St".into(),
+        }
+    }
+
+    fn room(building_id: &str, id: &str, name: &str, floor: i64) -> KnownRoom {
+        KnownRoom {
+            building_id: building_id.into(),
+            id: id.into(),
+            name: name.into(),
+            floor: Some(floor),
+            capacity: Some(4),
+        }
+    }
+
+    fn campus() -> (Vec<KnownBuilding>, Vec<KnownRoom>) {
+        (
+            vec![
+                building("north-1", "North Campus"),
+                building("depot", "City Depot"),
+            ],
+            vec![
+                room("north-1", "n-101", "Meeting Room Aurora", 1),
+                room("north-1", "n-lobby", "Lobby", 0),
+                room("north-1", "n-201", "Board Room", 2),
+                room("depot", "d-lobby", "Lobby", 0),
+            ],
+        )
+    }
+
+    #[test]
+    fn ids_and_names_are_both_recognised() {
+        let (buildings, rooms) = campus();
+        let by_id = resolve("CO2 in room n-201 of building north-1?", &buildings, &rooms);
+        assert_eq!(by_id.buildings, vec![buildings[0].clone()]);
+        assert_eq!(by_id.rooms, vec![rooms[2].clone()]);
+        assert!(by_id.unknown.is_empty());
+
+        let by_name = resolve(
+            "How warm is the Board Room of the North Campus?",
+            &buildings,
+            &rooms,
+        );
+        assert_eq!(by_name.buildings, vec![buildings[0].clone()]);
+        assert_eq!(by_name.rooms, vec![rooms[2].clone()]);
+    }
+
+    #[test]
+    fn a_shared_room_name_keeps_every_room_of_that_name() {
+        let (buildings, rooms) = campus();
+        let named = resolve("How many people are in the lobby?", &buildings, &rooms);
+        assert_eq!(named.rooms.len(), 2);
+        assert!(named.buildings.is_empty());
+    }
+
+    #[test]
+    fn an_id_that_is_not_the_callers_is_unknown() {
+        let (buildings, rooms) = campus();
+        let named = resolve(
+            "How many people are in building atlantis-1?",
+            &buildings,
+            &rooms,
+        );
+        assert_eq!(named.unknown, vec!["atlantis-1".to_string()]);
+        let wrong_room = resolve(
+            "Temperature in room z-9 of building north-1",
+            &buildings,
+            &rooms,
+        );
+        assert_eq!(wrong_room.unknown, vec!["z-9".to_string()]);
+        assert_eq!(wrong_room.buildings.len(), 1);
+    }
+
+    #[test]
+    fn the_description_lists_what_was_looked_up_and_what_is_named() {
+        let (buildings, rooms) = campus();
+        let north: Vec<KnownRoom> = rooms[..3].to_vec();
+        let named = resolve("Board Room of North Campus", &buildings, &north);
+        let text = describe(&buildings, &north, &named);
+        assert!(
+            text.contains("- north-1: North Campus, 1 Main St"),
+            "{text}"
+        );
+        assert!(text.contains("Rooms of north-1 (from get_building):\n- n-101: Meeting Room Aurora, floor 1, capacity 4"));
+        assert!(text.ends_with(
+            "The question names: building_id north-1, room_id n-201 (building_id north-1)."
+        ));
+        assert!(describe(&[], &[], &NamedPlaces::default()).ends_with("none."));
+    }
+
+    #[test]
+    fn results_are_read_from_tool_json() {
+        let listed =
+            serde_json::json!({"buildings": [{"id": "a", "name": "A"}, {"name": "no id"}]});
+        let read = buildings_of(&listed);
+        assert_eq!(read.len(), 1);
+        assert_eq!((read[0].id.as_str(), read[0].name.as_str()), ("a", "A"));
+        let one = serde_json::json!({"id": "a", "rooms": [{"id": "r", "name": "R", "floor": 2, "capacity": 4}]});
+        assert_eq!(rooms_of(&one), vec![room("a", "r", "R", 2)]);
+        assert!(rooms_of(&serde_json::json!({"error": {}})).is_empty());
+    }
+}
