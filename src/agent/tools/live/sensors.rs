@@ -146,14 +146,15 @@ impl Tool for GetLatestSensorData {
             .building_with_room(context, &args.building_id, args.room_id.as_deref())
             .await?;
         let wanted_type = args.sensor_type.as_deref().map(str::to_ascii_lowercase);
-        let sensors: Vec<SensorInfo> = inventory(live, claims, &building, args.room_id.as_deref())
-            .await?
-            .into_iter()
+        let installed = inventory(live, claims, &building, args.room_id.as_deref()).await?;
+        let sensors: Vec<SensorInfo> = installed
+            .iter()
             .filter(|s| {
                 wanted_type
                     .as_deref()
                     .is_none_or(|t| s.sensor_type.eq_ignore_ascii_case(t))
             })
+            .cloned()
             .collect();
         if sensors.is_empty() {
             let what = wanted_type.map_or("sensor".to_string(), |t| format!("{t} sensor"));
@@ -177,7 +178,9 @@ impl Tool for GetLatestSensorData {
         let not_read: Vec<&str> = rooms.split_off(rooms.len().min(MAX_ROOMS_READ));
         let reads: Vec<_> = rooms
             .iter()
-            .map(|room_id| room_readings(live, claims, &building, room_id, &sensors))
+            // Checked against every installed sensor: a reading of another type is not foreign,
+            // only not wanted (latest_json keeps the wanted type).
+            .map(|room_id| room_readings(live, claims, &building, room_id, &installed))
             .collect();
         let per_room: Vec<Vec<Reading>> = futures::stream::iter(reads)
             .buffered(ROOMS_IN_FLIGHT)
