@@ -10,6 +10,7 @@
 //! none of the caller's is *unknown*: whether it does not exist or belongs to someone else
 //! looks the same, and the answer is "I don't know" without asking the model.
 
+use super::routing::{words, PLACE_WORDS};
 use serde_json::Value;
 
 /// A building the caller may see.
@@ -91,20 +92,6 @@ fn room_details(room: &KnownRoom) -> String {
     }
     details
 }
-
-/// Words that put an id right after them (`building acme-hq`, `Raum hq-101`).
-const PLACE_WORDS: &[&str] = &[
-    "building",
-    "buildings",
-    "room",
-    "rooms",
-    "gebäude",
-    "gebäudes",
-    "raum",
-    "räume",
-    "salle",
-    "bâtiment",
-];
 
 /// The buildings of a `list_buildings` result.
 pub fn buildings_of(result: &Value) -> Vec<KnownBuilding> {
@@ -225,16 +212,6 @@ fn name_words(name: &str) -> Vec<String> {
 
 fn contains_words(words: &[String], phrase: &[String]) -> bool {
     !phrase.is_empty() && words.windows(phrase.len()).any(|window| window == phrase)
-}
-
-/// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .map(|w| w.trim_matches('-'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 #[cfg(test)]

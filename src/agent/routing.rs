@@ -89,7 +89,7 @@ const CAPABILITIES: &[&str] = &[
 ];
 
 /// Words that put a named place right after them (`building acme-hq`, `Raum hq-101`).
-const PLACE_WORDS: &[&str] = &[
+pub(super) const PLACE_WORDS: &[&str] = &[
     "building",
     "buildings",
     "room",
@@ -138,7 +138,7 @@ pub fn route(question: &str) -> Route {
 }
 
 /// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
-fn words(text: &str) -> Vec<String> {
+pub(super) fn words(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !(c.is_alphanumeric() || c == '-'))
         .map(|w| w.trim_matches('-'))
