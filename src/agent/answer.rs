@@ -11,9 +11,7 @@
 //! against the passages returned during this answer; when the answer cites none, they are
 //! attributed in code ([`super::grounding`]). Usage and cost are summed over every model call.
 
-use super::decision::{
-    describes_tools, CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE, REFUSAL,
-};
+use super::decision::{describes_tools, CodeGate, Decision, IDK_MARKER, OUT_OF_SCOPE_CODE};
 use super::llm::{
     ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, ResponseSchema, TokenSink,
     ToolCall, ToolChoice,
@@ -22,7 +20,7 @@ use super::model_choice::{ModelChoice, ModelChoiceError};
 use super::passages;
 use super::places;
 use super::response::{AskResponse, RetrievalReport, TraceEntry};
-use super::routing::{route, Route};
+use super::routing::{asks_for_history, route, Route};
 use super::run::{LoopState, Step};
 use super::scope::{parse_topic, Topic, TOPIC_QUESTION};
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
@@ -47,6 +45,7 @@ const SEARCH_DOCS: &str = "search_docs";
 /// The live tools the runner calls itself to learn which places a question names.
 const LIST_BUILDINGS: &str = "list_buildings";
 const GET_BUILDING: &str = "get_building";
+const GET_SENSOR_HISTORY: &str = "get_sensor_history";
 
 /// Buildings whose rooms are looked up before the first model call, at most.
 const MAX_BUILDINGS_LOOKED_UP: usize = 3;
@@ -60,6 +59,25 @@ enum PlacesLookup {
 }
 
 /// A tool call the runner makes itself (not the model), traced like any other.
+/// Arguments as compared for a repeated call: string values lowercased, their whitespace
+/// collapsed and their end punctuation dropped.
+fn comparable_arguments(arguments: &serde_json::Value) -> serde_json::Value {
+    match arguments {
+        serde_json::Value::String(text) => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let joined = words.join(" ").to_lowercase();
+            serde_json::Value::String(joined.trim_end_matches(['?', '.', '!']).to_string())
+        }
+        serde_json::Value::Object(fields) => serde_json::Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (key.clone(), comparable_arguments(value)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn code_call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall {
         id: id.to_string(),
@@ -185,6 +203,8 @@ pub struct Agent {
     /// `search_docs` alone: the first hop of a documentation question, whose passages are in
     /// the request already (live tools need ids such a question does not name).
     docs_schemas: Vec<ToolSchema>,
+    /// `get_sensor_history` alone: the first hop of a live question about a past window.
+    history_schemas: Vec<ToolSchema>,
     settings: AgentSettings,
     model_choice: ModelChoice,
     authz: Arc<Authorizer>,
@@ -207,10 +227,16 @@ impl Agent {
             .iter()
             .cloned()
             .partition(|s: &ToolSchema| s.name == SEARCH_DOCS);
+        let history_schemas = schemas
+            .iter()
+            .filter(|s| s.name == GET_SENSOR_HISTORY)
+            .cloned()
+            .collect();
         Agent {
             schemas,
             live_schemas,
             docs_schemas,
+            history_schemas,
             model,
             tools,
             settings,
@@ -323,12 +349,12 @@ impl Agent {
         // The topic is decided first: an off-topic request is declined without a search.
         if route == Route::Documentation && self.settings.scope_check {
             let topic = self.topic(&model, question, &mut progress).await;
-            if topic.is_some_and(|t| !t.is_in_scope()) {
+            if let Some(refusal) = topic.and_then(Topic::refusal) {
                 if let Some(streamed) = &streamed {
-                    streamed.send(REFUSAL.to_string());
+                    streamed.send(refusal.to_string());
                 }
                 return Ok(self.response(
-                    REFUSAL.to_string(),
+                    refusal.to_string(),
                     Decision::Declined,
                     &model,
                     progress,
@@ -370,6 +396,7 @@ impl Agent {
         let mut messages = self.opening_messages(question, passages.as_deref());
         let mut state = LoopState::new(self.settings.max_tool_hops);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
+        let history_first = !self.history_schemas.is_empty() && asks_for_history(&question.text);
         let mut docs_first =
             route == Route::Documentation && passages.is_some() && !self.docs_schemas.is_empty();
         let mut reasked = false;
@@ -381,6 +408,8 @@ impl Agent {
             let hop_span = observe::hop_span(hop);
             let (tools, tool_choice): (&[ToolSchema], ToolChoice) = if tools_off {
                 (&[], ToolChoice::Auto)
+            } else if live_first && history_first {
+                (&self.history_schemas, ToolChoice::Required)
             } else if live_first {
                 (&self.live_schemas, ToolChoice::Required)
             } else if docs_first {
@@ -415,6 +444,14 @@ impl Agent {
                 progress.served_model = Some(turn.model.clone());
             }
             match state.next(&turn) {
+                Step::CallTools(calls)
+                    if !tools_off && calls.iter().all(|c| progress.repeats(c)) =>
+                {
+                    // Every call was made already (a small model re-runs the search whose
+                    // passages it was given): nothing new would come back, so the model is
+                    // asked once more with no tools, to answer from what it has.
+                    tools_off = true;
+                }
                 Step::CallTools(calls) => {
                     let outcomes = self
                         .run_tools(&calls, context, events)
@@ -768,6 +805,16 @@ impl Agent {
             decision = Decision::Idk;
             checked = citations::check(IDK_MARKER, &progress.returned_chunks);
         }
+        if decision == Decision::Answered
+            && self.settings.require_grounded_answers
+            && progress.live_data_returned
+            && !super::grounding::subject_returned(question, &progress.sources())
+        {
+            // The question asks about something none of the returned data holds (elevators,
+            // an electricity bill): whatever the answer says of it was not read there.
+            decision = Decision::Idk;
+            checked = citations::check(IDK_MARKER, &progress.returned_chunks);
+        }
         let model = progress.served_model.unwrap_or_else(|| model.to_string());
         let mut cost = progress.cost;
         cost.estimated_usd = self.prices.estimate_served(&model, &progress.usage);
@@ -982,6 +1029,16 @@ impl Progress {
             ms: outcome.ms,
             summary: outcome.summary,
         });
+    }
+
+    /// Whether `call` was made before in this answer, by the library or the model, with the
+    /// same arguments (a search query compared without case, spacing or end punctuation) and
+    /// returned data.
+    fn repeats(&self, call: &ToolCall) -> bool {
+        let asked = comparable_arguments(&arguments_value(&call.arguments));
+        self.trace.iter().any(|entry| {
+            entry.ok && entry.tool == call.name && comparable_arguments(&entry.arguments) == asked
+        })
     }
 
     /// Everything the answer could draw figures from: live results and passages.

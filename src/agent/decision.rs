@@ -24,6 +24,12 @@ pub const REFUSAL_PREFIX: &str = "I can only help with CrowdVision";
 pub const REFUSAL: &str = "I can only help with CrowdVision: buildings, rooms, occupancy, \
      sensors and how the platform works.";
 
+/// The refusal the library writes for a request to do something (book, change, switch): the
+/// assistant only reads.
+pub const READ_ONLY_REFUSAL: &str = "I can only help with CrowdVision by reading its data: I \
+     cannot book rooms, change settings or control devices. I can tell you about your buildings, \
+     rooms, occupancy and sensors.";
+
 /// What the model writes when the passages and tool results do not answer the question.
 pub const NO_ANSWER_CODE: &str = "NO_ANSWER";
 
@@ -213,6 +219,7 @@ mod tests {
             Some(REFUSAL)
         );
         assert!(REFUSAL.starts_with(REFUSAL_PREFIX));
+        assert!(READ_ONLY_REFUSAL.starts_with(REFUSAL_PREFIX));
         let refused_after_tools = classify(REFUSAL, true);
         assert_eq!(library_text(refused_after_tools), Some(IDK_MARKER));
         assert_eq!(

@@ -9,6 +9,8 @@
 //! - [`unsupported_markers`]: the model's own markers whose passage shares nothing with the
 //!   sentence they follow.
 //! - [`numbers_grounded`]: whether an answer from live data states a number the tools returned.
+//! - [`subject_returned`]: whether what a live question asks about ("how many elevators", "what
+//!   is the Wi-Fi password") is anywhere in what the tools returned.
 
 use crate::citations;
 
@@ -168,6 +170,139 @@ pub fn numbers_grounded(answer: &str, question: &str, sources: &[&str]) -> bool 
     stated
         .iter()
         .any(|number| known.iter().any(|k| same_figure(number, k)))
+}
+
+/// Words that end the subject of "how many …" / "what is the …".
+const SUBJECT_ENDS: &[&str] = &[
+    "in", "of", "at", "for", "on", "from", "during", "over", "does", "do", "did", "is", "are",
+    "was", "were", "has", "have", "had", "there", "can", "could", "right", "now", "today", "by",
+    "with", "inside", "within", "per", "to", "and", "or", "this", "that", "last", "since",
+];
+
+/// Words of a subject that any live answer covers: how a value is asked for, not what.
+const GENERIC_SUBJECT_WORDS: &[&str] = &[
+    "level",
+    "value",
+    "reading",
+    "number",
+    "count",
+    "amount",
+    "current",
+    "latest",
+    "highest",
+    "lowest",
+    "average",
+    "maximum",
+    "max",
+    "minimum",
+    "min",
+    "mean",
+    "status",
+    "people",
+    "person",
+    "occupant",
+    "visitor",
+    "air",
+    "quality",
+    "indoor",
+    "total",
+    "overall",
+    "room",
+    "building",
+    "floor",
+    "recent",
+    "measured",
+    "state",
+    "situation",
+    "condition",
+    "climate",
+    "data",
+    "occupancy",
+    "actual",
+    "present",
+];
+
+/// What the data calls some things a question may ask about under another name.
+const SUBJECT_SYNONYMS: &[(&str, &str)] = &[
+    ("seat", "capacity"),
+    ("place", "capacity"),
+    ("carbon", "co2"),
+    ("dioxide", "co2"),
+    ("temp", "temperature"),
+    ("sound", "noise"),
+    ("loudness", "noise"),
+    ("brightness", "light"),
+    ("illuminance", "light"),
+    ("particle", "pm25"),
+    ("particulate", "pm25"),
+    ("pm2", "pm25"),
+];
+
+/// Whether what a question asks about (the words after "how many", or after "what is the")
+/// is anywhere in the tool results: an answer about elevators, an electricity bill or a Wi-Fi
+/// password written from occupancy data was invented. A question of another shape, or one
+/// asking only for a generic value ("how many people", "what is the level"), passes.
+pub fn subject_returned(question: &str, sources: &[&str]) -> bool {
+    let subject = asked_subject(question);
+    if subject.is_empty() {
+        return true;
+    }
+    let known: std::collections::HashSet<String> =
+        sources.iter().flat_map(|s| plain_words(s)).collect();
+    subject.iter().any(|word| known.contains(word))
+}
+
+/// The specific words of what the question asks about, singular, synonyms mapped.
+fn asked_subject(question: &str) -> Vec<String> {
+    let words = plain_words(question);
+    let start = words
+        .windows(2)
+        .position(|w| w == ["how", "many"])
+        .map(|i| i + 2)
+        .or_else(|| {
+            words
+                .windows(3)
+                .position(|w| {
+                    w[0] == "what"
+                        && matches!(w[1].as_str(), "is" | "was" | "are" | "were" | "s")
+                        && w[2] == "the"
+                })
+                .map(|i| i + 3)
+        });
+    let Some(start) = start else {
+        return Vec::new();
+    };
+    words[start..]
+        .iter()
+        .take_while(|w| !SUBJECT_ENDS.contains(&w.as_str()))
+        .map(|w| singular_word(w))
+        .filter(|w| !GENERIC_SUBJECT_WORDS.contains(&w.as_str()))
+        .map(|w| {
+            SUBJECT_SYNONYMS
+                .iter()
+                .find(|(asked, _)| *asked == w.as_str())
+                .map_or(w.clone(), |(_, known)| known.to_string())
+        })
+        .collect()
+}
+
+/// Lowercase words; `_` and other punctuation separate (`room_name` is two words), hyphens
+/// stay inside (`wi-fi`, `hq-101`).
+fn plain_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// As [`singular`], also for short words (`seats` → `seat`, `ppm` stays).
+fn singular_word(word: &str) -> String {
+    match word.strip_suffix('s') {
+        Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem.to_string(),
+        _ => word.to_string(),
+    }
 }
 
 /// `402` states the `402.0` of a result, and `20.2` a `20.23` (a figure written shorter).
@@ -420,6 +555,44 @@ mod tests {
             question,
             &sources
         ));
+    }
+
+    #[test]
+    fn a_live_question_about_something_the_data_lacks_is_not_answered_from_it() {
+        let building = [
+            r#"{"id":"acme-hq","rooms":[{"id":"hq-lobby","name":"Lobby","floor":0,"capacity":60}]}"#,
+        ];
+        let readings = [
+            r#"{"readings":[{"room_id":"hq-201","sensor_type":"co2","value":402.0,"unit":"ppm"}],"total_people":8}"#,
+        ];
+        for question in [
+            "How many elevators does building acme-hq have?",
+            "What was the electricity consumption of building acme-hq last month?",
+            "What is the Wi-Fi password in the lobby of building acme-hq?",
+        ] {
+            assert!(!subject_returned(question, &building), "{question}");
+            assert!(!subject_returned(question, &readings), "{question}");
+        }
+        for (question, sources) in [
+            ("How many people are in room hq-201 right now?", &readings),
+            (
+                "What is the CO2 level in the Board Room right now?",
+                &readings,
+            ),
+            (
+                "What's the current carbon dioxide reading in hq-201?",
+                &readings,
+            ),
+            ("How many seats does the lobby have?", &building),
+            (
+                "How many rooms does building acme-hq have on floor 0?",
+                &building,
+            ),
+            ("Is the lobby of building acme-hq busy?", &building),
+            ("Wie viele Aufzüge hat das Gebäude acme-hq?", &building),
+        ] {
+            assert!(subject_returned(question, sources), "{question}");
+        }
     }
 
     #[test]

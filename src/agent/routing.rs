@@ -117,6 +117,13 @@ const LIVE_PHRASES: &[&str] = &[
     "actuellement",
     "actuelle",
     "actuel",
+    "over the last",
+    "during the last",
+    "in the last 24 hours",
+    "past 24 hours",
+    "since yesterday",
+    "in den letzten",
+    "seit gestern",
     "my buildings",
     "which buildings",
     "buildings i",
@@ -131,10 +138,54 @@ pub fn route(question: &str) -> Route {
     if let Some(kind) = greeting(&text) {
         return Route::Greeting(kind);
     }
-    if names_a_place(&words) || LIVE_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
+    if names_a_place(&words)
+        || LIVE_PHRASES.iter().any(|p| contains_phrase(&text, p))
+        || ends_with_now(&words)
+    {
         return Route::Live;
     }
     Route::Documentation
+}
+
+/// Phrases asking how values went over a past window, rather than for the current value.
+const HISTORY_PHRASES: &[&str] = &[
+    "over the last",
+    "during the last",
+    "in the last",
+    "past 24 hours",
+    "last 24 hours",
+    "since yesterday",
+    "yesterday",
+    "highest",
+    "lowest",
+    "average",
+    "develop",
+    "developed",
+    "trend",
+    "history",
+    "in den letzten",
+    "verlauf",
+    "gestern",
+    "höchste",
+    "niedrigste",
+    "durchschnitt",
+];
+
+/// Whether a live question asks about a past window (how a value developed, its highest or
+/// average): its first hop offers the history tool alone, since a small model offered every
+/// live tool answers "the highest of the last day" with the current reading.
+pub fn asks_for_history(question: &str) -> bool {
+    let text = words(question).join(" ");
+    HISTORY_PHRASES.iter().any(|p| contains_phrase(&text, p))
+}
+
+/// "… what is the level now?": a question ending on "now" asks for the current value ("Now,
+/// what does …" at the start does not).
+fn ends_with_now(words: &[String]) -> bool {
+    matches!(
+        words.last().map(String::as_str),
+        Some("now" | "jetzt" | "maintenant")
+    )
 }
 
 /// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
@@ -226,8 +277,27 @@ mod tests {
             "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
             "Quelle est la température actuelle dans la salle hq-lobby du bâtiment acme-hq ?",
             "How many people are in the Warehouse Hall of the Acme Depot?",
+            "Does the Seminar Room of the Acme Research Lab measure noise, and what is it now?",
+            "How did the temperature develop in Meeting Room Aurora over the last day?",
         ] {
             assert_eq!(route(question), Route::Live, "{question}");
+        }
+    }
+
+    #[test]
+    fn questions_about_a_past_window_ask_for_history() {
+        for question in [
+            "How did CO2 develop in room hq-201 of building acme-hq over the last 24 hours?",
+            "What was the highest temperature in room hq-101 during the last 24 hours?",
+            "Wie war der CO2-Verlauf gestern im Raum hq-201?",
+        ] {
+            assert!(asks_for_history(question), "{question}");
+        }
+        for question in [
+            "What is the CO2 level in room hq-201 of building acme-hq right now?",
+            "How many people are in room hq-101?",
+        ] {
+            assert!(!asks_for_history(question), "{question}");
         }
     }
 
@@ -239,6 +309,8 @@ mod tests {
             "What does the wi-fi setup of a sensor need?",
             "Which roles can see every building?",
             "Write a short poem about autumn leaves.",
+            "Which time window is used for a sensor history when I do not give one?",
+            "Is there a way to know now which sensor is offline in general?",
         ] {
             assert_eq!(route(question), Route::Documentation, "{question}");
         }

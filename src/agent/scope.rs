@@ -14,6 +14,7 @@
 //! questions (ten off-topic, eight in scope) correctly. It is a short request (about 230
 //! prompt tokens) with a reply of a dozen tokens.
 
+use super::decision::{READ_ONLY_REFUSAL, REFUSAL};
 use serde::Deserialize;
 
 /// Asked after the conversation; the reply is held to [`response_schema`].
@@ -26,7 +27,13 @@ pub const TOPIC_QUESTION: &str = "Which topic is the question above about? Reply
 pub enum Topic {
     IndoorAirOrSensors,
     BuildingsRoomsOrOccupancy,
+    #[serde(
+        rename = "crowdvision_platform_roles_or_settings",
+        alias = "crowdvision_platform"
+    )]
     CrowdvisionPlatform,
+    #[serde(rename = "booking_or_changing_something")]
+    ActionRequest,
     GeneralKnowledge,
     Maths,
     Programming,
@@ -40,10 +47,11 @@ pub enum Topic {
 }
 
 impl Topic {
-    const ALL: [Topic; 12] = [
+    const ALL: [Topic; 13] = [
         Topic::IndoorAirOrSensors,
         Topic::BuildingsRoomsOrOccupancy,
         Topic::CrowdvisionPlatform,
+        Topic::ActionRequest,
         Topic::GeneralKnowledge,
         Topic::Maths,
         Topic::Programming,
@@ -59,7 +67,8 @@ impl Topic {
         match self {
             Topic::IndoorAirOrSensors => "indoor_air_or_sensors",
             Topic::BuildingsRoomsOrOccupancy => "buildings_rooms_or_occupancy",
-            Topic::CrowdvisionPlatform => "crowdvision_platform",
+            Topic::CrowdvisionPlatform => "crowdvision_platform_roles_or_settings",
+            Topic::ActionRequest => "booking_or_changing_something",
             Topic::GeneralKnowledge => "general_knowledge",
             Topic::Maths => "maths",
             Topic::Programming => "programming",
@@ -80,6 +89,15 @@ impl Topic {
                 | Topic::BuildingsRoomsOrOccupancy
                 | Topic::CrowdvisionPlatform
         )
+    }
+
+    /// The library's reply to a request of this topic, `None` when it is answered.
+    pub fn refusal(self) -> Option<&'static str> {
+        match self {
+            _ if self.is_in_scope() => None,
+            Topic::ActionRequest => Some(READ_ONLY_REFUSAL),
+            _ => Some(REFUSAL),
+        }
     }
 }
 
@@ -124,6 +142,17 @@ mod tests {
             assert_eq!(parse_topic(&reply), Some(topic));
         }
         assert_eq!(Topic::ALL.iter().filter(|t| t.is_in_scope()).count(), 3);
+        assert_eq!(
+            parse_topic(r#"{"topic": "crowdvision_platform"}"#),
+            Some(Topic::CrowdvisionPlatform)
+        );
+    }
+
+    #[test]
+    fn requests_to_act_get_the_read_only_refusal() {
+        assert_eq!(Topic::ActionRequest.refusal(), Some(READ_ONLY_REFUSAL));
+        assert_eq!(Topic::Maths.refusal(), Some(REFUSAL));
+        assert_eq!(Topic::CrowdvisionPlatform.refusal(), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crowdvision_agent::client::{RemoteAgent, RemoteIdentity};
 use crowdvision_agent::config::Config;
 use crowdvision_agent::history::{Entry, History};
 use crowdvision_agent::retrieval::search::Retriever;
+use crowdvision_agent::retrieval::store::ChunkStore;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -88,11 +89,6 @@ pub async fn build_parts_unchecked(config: &Config) -> Result<AgentParts> {
     })
 }
 
-/// The agent as every command that answers questions builds it.
-pub async fn build_agent(config: &Config) -> Result<Agent> {
-    Ok(build_parts(config).await?.agent(config))
-}
-
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {
     let question = Question {
         model: args.model.clone(),
@@ -112,10 +108,12 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
         let response = answerer.answer(&question, Some(&sender)).await;
         drop(sender);
         printer.await?;
-        response?
+        response
     } else {
-        answerer.answer(&question, None).await?
+        answerer.answer(&question, None).await
     };
+    answerer.close().await;
+    let response = response?;
     remember(&config, "ask", &args.question, &response, started.elapsed());
     print_response(&response, &args);
     Ok(ExitCode::SUCCESS)
@@ -141,7 +139,7 @@ pub fn remember(
 
 /// Where answers come from: this process, or a running server (`--server URL`).
 pub enum Answerer {
-    Local(Box<Agent>, Caller),
+    Local(Box<Agent>, Caller, Arc<dyn ChunkStore>),
     Remote(RemoteAgent, RemoteIdentity),
 }
 
@@ -153,17 +151,28 @@ impl Answerer {
     ) -> Result<Answerer> {
         Ok(match server {
             Some(url) => Answerer::Remote(RemoteAgent::new(url)?, identity::remote(caller)?),
-            None => Answerer::Local(
-                Box::new(build_agent(config).await?),
-                identity::resolve(caller, config)?,
-            ),
+            None => {
+                let parts = build_parts(config).await?;
+                Answerer::Local(
+                    Box::new(parts.agent(config)),
+                    identity::resolve(caller, config)?,
+                    parts.retriever.store.clone(),
+                )
+            }
         })
+    }
+
+    /// Closes the knowledge base of a local answerer (see [`ChunkStore::close`]).
+    pub async fn close(&self) {
+        if let Answerer::Local(_, _, store) = self {
+            store.close().await;
+        }
     }
 
     /// The model answering when none is chosen; `None` when a server decides.
     pub fn default_model(&self) -> Option<&str> {
         match self {
-            Answerer::Local(agent, _) => Some(agent.default_model()),
+            Answerer::Local(agent, ..) => Some(agent.default_model()),
             Answerer::Remote(..) => None,
         }
     }
@@ -174,7 +183,7 @@ impl Answerer {
         events: Option<&tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse> {
         Ok(match self {
-            Answerer::Local(agent, caller) => agent.answer(question, caller, events).await?,
+            Answerer::Local(agent, caller, _) => agent.answer(question, caller, events).await?,
             Answerer::Remote(remote, identity) => remote.ask(question, identity, events).await?,
         })
     }

@@ -89,6 +89,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
             history_file.display()
         );
     }
+    answerer.close().await;
     Ok(ExitCode::SUCCESS)
 }
 

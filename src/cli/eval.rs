@@ -126,7 +126,9 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
         .as_ref()
         .map(|judge_model| judge_for(&config, parts.chat.clone(), judge_model));
     let target = InProcess { agents };
-    finish(&args, &inputs, &target, judge.as_ref()).await
+    let outcome = finish(&args, &inputs, &target, judge.as_ref()).await;
+    parts.retriever.store.close().await;
+    outcome
 }
 
 /// Runs the selected cases on `target` and reports.

@@ -57,7 +57,9 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
         None => &NoProgress,
     };
     let started = Instant::now();
-    let summary = ingestor.run(&options, progress).await?;
+    let outcome = ingestor.run(&options, progress).await;
+    ingestor.store.close().await;
+    let summary = outcome?;
     let elapsed = started.elapsed();
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&summary)?);

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use crowdvision_agent::agent::answer::{
     Agent, AgentError, AgentEvent, HistoryMessage, HistoryRole, Question,
 };
-use crowdvision_agent::agent::decision::{Decision, IDK_MARKER, REFUSAL, REFUSAL_PREFIX};
+use crowdvision_agent::agent::decision::{
+    Decision, IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
+};
 use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
@@ -390,12 +392,12 @@ async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
     assert_eq!(response.decision, Decision::ToolLoopExhausted);
     assert_eq!(response.answer, IDK_MARKER);
     assert!(response.idk);
-    assert_eq!(
-        response.trace.len(),
-        1 + 3,
-        "the search first, then three hops"
-    );
-    assert_eq!(f.provider.requests().len(), 4);
+    // The search first, then three hops; the second repeats the first call word for word, so
+    // it is not run again and the model is asked without tools instead.
+    assert_eq!(response.trace.len(), 1 + 2);
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(requests[2].get("tools").is_none());
     assert_eq!(response.usage.total_tokens, 48);
 }
 
@@ -1483,6 +1485,83 @@ async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk
     assert_eq!(again.decision, Decision::Idk);
     assert_eq!(again.answer, IDK_MARKER);
     assert_eq!(f.provider.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn a_search_the_library_already_ran_is_not_run_again_and_the_model_answers_without_tools() {
+    let question = "What is the CO2 alarm threshold?";
+    let f = fixture(
+        vec![
+            tool_calls(
+                &[(
+                    "c1",
+                    "search_docs",
+                    r#"{"query":"what is the  CO2 alarm threshold "}"#,
+                )],
+                usage(10, 2),
+            ),
+            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, question).await.unwrap();
+    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    assert!(response.answer.starts_with("The CO2 alarm is at 1000 ppm."));
+    let searches = response
+        .trace
+        .iter()
+        .filter(|t| t.tool == "search_docs")
+        .count();
+    assert_eq!(
+        searches, 1,
+        "only the library's search before the first call"
+    );
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(offered_tools(&requests[0]), ["search_docs"]);
+    assert!(
+        requests[1].get("tools").is_none(),
+        "asked again without tools"
+    );
+    assert_eq!(
+        messages(&requests[1]),
+        messages(&requests[0]),
+        "the repeated call is not added to the conversation"
+    );
+
+    // A search with other words is a new search: it runs.
+    let f2 = fixture(
+        vec![
+            tool_calls(
+                &[("c1", "search_docs", r#"{"query":"humidity sensors"}"#)],
+                usage(10, 2),
+            ),
+            answer("Relative humidity in percent.", usage(10, 2)),
+        ],
+        &[],
+    )
+    .await;
+    let other = ask(&f2, question).await.unwrap();
+    let searches = other
+        .trace
+        .iter()
+        .filter(|t| t.tool == "search_docs")
+        .count();
+    assert_eq!(searches, 2);
+}
+
+#[tokio::test]
+async fn a_request_to_book_or_change_something_gets_the_read_only_refusal() {
+    let f = fixture(vec![answer("Booked!", usage(10, 2))], &[]).await;
+    f.provider.set_topic("booking_or_changing_something");
+    let declined = ask(&f, "Can you book the board room for me tomorrow at 10?")
+        .await
+        .unwrap();
+    assert_eq!(declined.decision, Decision::Declined);
+    assert_eq!(declined.answer, READ_ONLY_REFUSAL);
+    assert!(declined.answer.starts_with(REFUSAL_PREFIX));
+    assert!(f.provider.requests().is_empty(), "no answer call");
 }
 
 #[tokio::test]

@@ -545,6 +545,97 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
 }
 
 #[tokio::test]
+async fn a_question_about_a_past_window_is_offered_the_history_tool_alone_first() {
+    let w = world().await;
+    let provider = ScriptedProvider::start(vec![
+        tool_calls(
+            &[(
+                "c1",
+                "get_sensor_history",
+                r#"{"building_id":"acme-hq","room_id":"hq-101","sensor_type":"temperature","from":"24 hours ago","to":""}"#,
+            )],
+            usage(10, 5),
+        ),
+        answer("It stayed within a narrow band all day.", usage(20, 8)),
+    ])
+    .await;
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let question =
+        "What was the highest temperature in room hq-101 of building acme-hq during the last 24 hours?";
+    let response = agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    let history = response
+        .trace
+        .iter()
+        .find(|t| t.tool == "get_sensor_history")
+        .expect("the history tool ran");
+    assert!(history.ok, "a relative window is read: {history:?}");
+    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    let requests = provider.requests();
+    let offered = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(offered(&requests[0]), ["get_sensor_history"]);
+    assert_eq!(requests[0]["tool_choice"], "required");
+    assert!(
+        offered(&requests[1]).len() > 1,
+        "every tool after the first hop"
+    );
+}
+
+#[tokio::test]
+async fn a_live_answer_about_something_no_result_holds_is_idk() {
+    let w = world().await;
+    // 10 is a room's capacity: the figure is in the data, the elevators are not.
+    let provider = ScriptedProvider::start(vec![answer(
+        "Building acme-hq has 10 elevators.",
+        usage(10, 5),
+    )])
+    .await;
+    provider.then_forever(answer("Room hq-101 has a capacity of 10.", usage(10, 5)));
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let invented = agent
+        .answer(
+            &Question::new("How many elevators does building acme-hq have?"),
+            &acme_staff(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(invented.decision, Decision::Idk, "{}", invented.answer);
+    assert_eq!(invented.answer, IDK_MARKER);
+    let seats = agent
+        .answer(
+            &Question::new("How many seats does room hq-101 of building acme-hq have?"),
+            &acme_staff(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(seats.decision, Decision::Answered, "{}", seats.answer);
+}
+
+#[tokio::test]
 async fn an_unknown_or_foreign_place_is_idk_without_a_model_call() {
     let w = world().await;
     let provider = ScriptedProvider::start(Vec::new()).await;

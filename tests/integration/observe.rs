@@ -549,6 +549,14 @@ async fn an_ingest_run_is_one_trace_with_a_span_per_document() {
     // The broken page fails the run (exit 1); the others are written.
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let spans = otlp.spans.lock().unwrap().clone();
+    // A missing span says what the process reported on the way out (a late export, say).
+    assert_eq!(
+        named(&spans, "ingest.run").len(),
+        1,
+        "exported: {:?}; stderr: {}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>(),
+        stderr(&output)
+    );
     let run = one(&spans, "ingest.run");
     assert_eq!(int_attribute(run, "written"), Some(2));
     assert_eq!(int_attribute(run, "failed"), Some(1));

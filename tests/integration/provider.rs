@@ -6,7 +6,7 @@
 //! more often than it planned fails visibly.
 //!
 //! The agent's topic check (a request whose reply is held to the `topic` JSON schema) is
-//! answered apart, from [`ScriptedProvider::set_topic`] (default `crowdvision_platform`, with
+//! answered apart, from [`ScriptedProvider::set_topic`] (default `crowdvision_platform_roles_or_settings`, with
 //! no usage), and recorded apart: the scripts and the recorded requests are the answer calls.
 
 use axum::body::Body;
@@ -139,7 +139,7 @@ impl ScriptedProvider {
 async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response {
     if body["response_format"]["json_schema"]["name"] == "topic" {
         let topic = script.topic.lock().unwrap().clone();
-        let topic = topic.unwrap_or_else(|| "crowdvision_platform".to_string());
+        let topic = topic.unwrap_or_else(|| "crowdvision_platform_roles_or_settings".to_string());
         script.topic_checks.lock().unwrap().push(body);
         return play(Some(answer(
             &json!({ "topic": topic }).to_string(),

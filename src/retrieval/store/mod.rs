@@ -139,6 +139,11 @@ pub struct StoreStatus {
 pub trait ChunkStore: Send + Sync {
     fn backend(&self) -> &'static str;
 
+    /// Closes the connections and waits until they are gone. A connection's worker may still
+    /// hold the tracing span of its last query; a command closes the store before its spans
+    /// are flushed so that span has ended by then.
+    async fn close(&self);
+
     /// Applies pending migrations; `dim` sizes the vector column on a fresh store.
     async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError>;
 

@@ -167,6 +167,10 @@ impl ChunkStore for PostgresStore {
         "postgres"
     }
 
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError> {
         let mut tx = self.writer().await?;
         (&mut *tx)

@@ -171,6 +171,10 @@ impl ChunkStore for SqliteStore {
         "sqlite"
     }
 
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         (&mut *tx)

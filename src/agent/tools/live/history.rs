@@ -121,17 +121,57 @@ fn bad_argument(message: String) -> ToolError {
     ToolError::new(ToolErrorKind::BadArguments, message)
 }
 
-fn parse_time(field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
+fn parse_time(field: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, ToolError> {
     let text = text.trim();
     if let Ok(time) = DateTime::parse_from_rfc3339(text) {
         return Ok(time.with_timezone(&Utc));
     }
+    for format in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"] {
+        if let Ok(time) = chrono::NaiveDateTime::parse_from_str(text, format) {
+            return Ok(time.and_utc());
+        }
+    }
     if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(date.and_time(chrono::NaiveTime::MIN).and_utc());
     }
+    if let Some(time) = relative_time(text, now) {
+        return Ok(time);
+    }
     Err(bad_argument(format!(
-        "{field} must be RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30)"
+        "{field} must be RFC 3339 (2026-11-30T08:00:00Z), a date (2026-11-30), \"now\" or \"24 hours ago\"; leave it out for the last 24 hours"
     )))
+}
+
+/// "now", "24 hours ago", "7 days ago", "-24h", "now-2d": the relative times small models
+/// write instead of timestamps.
+fn relative_time(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let text = text.to_lowercase();
+    let text = text.trim();
+    if text == "now" {
+        return Some(now);
+    }
+    let ago = text
+        .strip_suffix(" ago")
+        .or_else(|| text.strip_prefix("now-"))
+        .or_else(|| text.strip_prefix("now -"))
+        .or_else(|| text.strip_prefix('-'))?
+        .trim();
+    let digits: String = ago.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let count: i64 = digits.parse().ok()?;
+    let unit = ago[digits.len()..].trim();
+    let length = match unit {
+        "m" | "min" | "mins" | "minute" | "minutes" => Duration::minutes(count),
+        "h" | "hour" | "hours" => Duration::hours(count),
+        "d" | "day" | "days" => Duration::days(count),
+        "w" | "week" | "weeks" => Duration::weeks(count),
+        _ => return None,
+    };
+    Some(now - length)
+}
+
+/// A field that holds text; an empty one counts as left out.
+fn given(field: Option<&str>) -> Option<&str> {
+    field.filter(|text| !text.trim().is_empty())
 }
 
 /// The window asked for, checked: `from` before `to`, at most [`MAX_WINDOW_DAYS`] long.
@@ -140,9 +180,13 @@ pub fn window(
     to: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), ToolError> {
-    let to = to.map(|t| parse_time("to", t)).transpose()?.unwrap_or(now);
-    let from = match from {
-        Some(text) => parse_time("from", text)?,
+    // An empty field is a field left out: small models often send `"from": ""`.
+    let to = given(to)
+        .map(|t| parse_time("to", t, now))
+        .transpose()?
+        .unwrap_or(now);
+    let from = match given(from) {
+        Some(text) => parse_time("from", text, now)?,
         None => to - Duration::hours(DEFAULT_WINDOW_HOURS),
     };
     if from >= to {
@@ -296,6 +340,23 @@ mod tests {
             .unwrap()
             .with_timezone(&Utc)
             + Duration::minutes(minutes)
+    }
+
+    #[test]
+    fn relative_times_and_empty_fields_are_read_as_small_models_write_them() {
+        let now = at(0);
+        let day = (now - Duration::hours(24), now);
+        assert_eq!(window(Some(""), Some(" "), now).unwrap(), day);
+        assert_eq!(window(Some("24 hours ago"), Some("now"), now).unwrap(), day);
+        assert_eq!(window(Some("-24h"), None, now).unwrap(), day);
+        assert_eq!(window(Some("now-1d"), None, now).unwrap(), day);
+        assert_eq!(window(Some("2026-11-29T00:00:00"), None, now).unwrap(), day);
+        assert_eq!(
+            window(Some("7 days ago"), None, now).unwrap().0,
+            now - Duration::days(7)
+        );
+        let error = window(Some("a while ago"), None, now).unwrap_err();
+        assert_eq!(error.kind, ToolErrorKind::BadArguments);
     }
 
     #[test]
