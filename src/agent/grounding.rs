@@ -436,8 +436,21 @@ fn terms(text: &str) -> Terms {
         if token.is_empty() {
             continue;
         }
+        if token.starts_with(char::is_alphabetic) && token.chars().any(|c| c.is_ascii_digit()) {
+            // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
+            let name = token.to_lowercase().replace('.', "");
+            if !found.words.contains(&name) {
+                found.words.push(name);
+            }
+            continue;
+        }
         if token.chars().any(|c| c.is_ascii_digit()) {
-            let number = read_number(token);
+            // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
+            let figure: String = token
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+                .collect();
+            let number = read_number(figure.trim_end_matches(['.', ',']));
             if !found.numbers.contains(&number) {
                 found.numbers.push(number);
             }
@@ -535,6 +548,13 @@ mod tests {
             "402 states 402.0"
         );
         assert!(!numbers_grounded("It is 40 ppm.", question, &reading));
+        assert!(!numbers_grounded("It is 40ppm.", question, &reading));
+        assert!(numbers_grounded("It is 402ppm.", question, &reading));
+        let inventory = [r#"{"sensors":[{"sensor_type":"pm25"},{"sensor_type":"co2"}]}"#];
+        assert!(
+            numbers_grounded("It has CO2 and PM2.5 sensors.", question, &inventory),
+            "names with digits are not figures"
+        );
         assert!(numbers_grounded(
             "No one is counted there.",
             question,

@@ -43,6 +43,8 @@ pub enum Topic {
     Cooking,
     OtherProduct,
     PersonalAdvice,
+    /// Not "role play": the 1.5B model put "Which role do I need …?" there.
+    #[serde(rename = "pretending_to_be_someone", alias = "role_play")]
     RolePlay,
 }
 
@@ -77,7 +79,7 @@ impl Topic {
             Topic::Cooking => "cooking",
             Topic::OtherProduct => "other_product",
             Topic::PersonalAdvice => "personal_advice",
-            Topic::RolePlay => "role_play",
+            Topic::RolePlay => "pretending_to_be_someone",
         }
     }
 

@@ -397,8 +397,12 @@ fn export_loop<E: SpanExporter>(exporter: E, queue: &Queue) {
         let mut spans = spans;
         while !spans.is_empty() {
             let rest = spans.split_off(spans.len().min(settings.batch));
-            // A failed export is the collector's problem; the answer path never hears of it.
-            let _ = runtime.block_on(exporter.export(spans));
+            // A failed export is tried once more (a pooled connection the collector closed
+            // fails the first try); after that it is the collector's problem, and the answer
+            // path never hears of it.
+            if runtime.block_on(exporter.export(spans.clone())).is_err() {
+                let _ = runtime.block_on(exporter.export(spans));
+            }
             spans = rest;
         }
         for ack in flushes {

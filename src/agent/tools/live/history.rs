@@ -142,19 +142,31 @@ fn parse_time(field: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Ut
     )))
 }
 
-/// "now", "24 hours ago", "7 days ago", "-24h", "now-2d": the relative times small models
-/// write instead of timestamps.
+/// "now", "24 hours ago", "24 hours before now", "last 7 days", "-24h", "now-2d": the relative
+/// times small models write instead of timestamps.
 fn relative_time(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let text = text.to_lowercase();
     let text = text.trim();
     if text == "now" {
         return Some(now);
     }
-    let ago = text
-        .strip_suffix(" ago")
-        .or_else(|| text.strip_prefix("now-"))
-        .or_else(|| text.strip_prefix("now -"))
-        .or_else(|| text.strip_prefix('-'))?
+    let ago = ["ago", "before now", "earlier"]
+        .iter()
+        .find_map(|suffix| text.strip_suffix(suffix))
+        .or_else(|| {
+            [
+                "now-",
+                "now -",
+                "now minus",
+                "-",
+                "last",
+                "past",
+                "the last",
+                "the past",
+            ]
+            .iter()
+            .find_map(|prefix| text.strip_prefix(prefix))
+        })?
         .trim();
     let digits: String = ago.chars().take_while(|c| c.is_ascii_digit()).collect();
     let count: i64 = digits.parse().ok()?;
@@ -350,6 +362,11 @@ mod tests {
         assert_eq!(window(Some("24 hours ago"), Some("now"), now).unwrap(), day);
         assert_eq!(window(Some("-24h"), None, now).unwrap(), day);
         assert_eq!(window(Some("now-1d"), None, now).unwrap(), day);
+        assert_eq!(
+            window(Some("24 hours before now"), Some("now"), now).unwrap(),
+            day
+        );
+        assert_eq!(window(Some("last 24 hours"), None, now).unwrap(), day);
         assert_eq!(window(Some("2026-11-29T00:00:00"), None, now).unwrap(), day);
         assert_eq!(
             window(Some("7 days ago"), None, now).unwrap().0,
