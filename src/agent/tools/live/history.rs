@@ -17,8 +17,9 @@ const DEFAULT_WINDOW_HOURS: i64 = 24;
 const MAX_WINDOW_DAYS: i64 = 31;
 /// Series up to this long are returned point by point.
 const MAX_RAW_POINTS: usize = 60;
-/// Time buckets of a summarised series.
-pub const BUCKETS: usize = 24;
+/// Time buckets of a summarised series: a day in two-hour buckets. With 24, a day's CO2 history
+/// took the request past the 4,096-token context of a small local model.
+pub const BUCKETS: usize = 12;
 /// Points read from one answer at most; the rest are dropped as an oversized answer.
 const MAX_POINTS: usize = 50_000;
 
@@ -44,14 +45,19 @@ pub struct GetSensorHistory(pub LiveData);
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Stats {
     pub count: usize,
+    #[serde(serialize_with = "two_decimals")]
     pub min: f64,
+    #[serde(serialize_with = "two_decimals")]
     pub max: f64,
+    #[serde(serialize_with = "two_decimals")]
     pub mean: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bucket {
+    #[serde(serialize_with = "to_the_second")]
     pub start: DateTime<Utc>,
+    #[serde(serialize_with = "to_the_second")]
     pub end: DateTime<Utc>,
     #[serde(flatten)]
     pub stats: Stats,
@@ -68,8 +74,24 @@ pub struct HistorySummary {
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Point {
+    #[serde(serialize_with = "to_the_second")]
     pub ts: DateTime<Utc>,
+    #[serde(serialize_with = "two_decimals")]
     pub value: f64,
+}
+
+// What the model reads is kept short: a timestamp's nanoseconds and a mean's fifteen
+// decimals cost tokens and say nothing.
+fn to_the_second<S: serde::Serializer>(time: &DateTime<Utc>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(&second_text(*time))
+}
+
+fn second_text(time: DateTime<Utc>) -> String {
+    time.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn two_decimals<S: serde::Serializer>(value: &f64, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_f64((value * 100.0).round() / 100.0)
 }
 
 fn stats(values: impl Iterator<Item = f64>) -> Option<Stats> {
@@ -273,8 +295,8 @@ impl Tool for GetSensorHistory {
             "room_id": room.id,
             "room_name": room_name(&building, &room.id),
             "sensor_type": args.sensor_type,
-            "from": from,
-            "to": to,
+            "from": second_text(from),
+            "to": second_text(to),
             "unit": unit,
         });
         Ok(history_json(head, &points, from, to))
