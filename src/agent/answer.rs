@@ -445,11 +445,21 @@ impl Agent {
             }
             match state.next(&turn) {
                 Step::CallTools(calls)
-                    if !tools_off && calls.iter().all(|c| progress.repeats(c)) =>
+                    if !tools_off && calls.iter().all(|c| progress.earlier_result(c).is_some()) =>
                 {
                     // Every call was made already (a small model re-runs the search whose
-                    // passages it was given): nothing new would come back, so the model is
-                    // asked once more with no tools, to answer from what it has.
+                    // passages it was given): nothing new would come back. The model gets the
+                    // earlier results as the answer to its calls and is asked once more with
+                    // no tools, to answer from them.
+                    let results: Vec<Message> = calls
+                        .iter()
+                        .map(|call| {
+                            let earlier = progress.earlier_result(call).unwrap_or_default();
+                            Message::tool_result(&call.id, earlier)
+                        })
+                        .collect();
+                    messages.push(turn.message);
+                    messages.extend(results);
                     tools_off = true;
                 }
                 Step::CallTools(calls) => {
@@ -1005,6 +1015,9 @@ struct Progress {
     live_data_returned: bool,
     /// What the live-data tools returned, as the model read it.
     live_results: Vec<String>,
+    /// Every call that returned data: its tool, arguments as compared for a repeat, and what
+    /// the model read.
+    results: Vec<(String, serde_json::Value, String)>,
     /// A documentation question: an answer no passage supports is `idk`.
     needs_grounding: bool,
     /// The model the provider says answered (the last one that said).
@@ -1013,6 +1026,13 @@ struct Progress {
 
 impl Progress {
     fn record(&mut self, call: &ToolCall, outcome: ToolOutcome) {
+        if outcome.ok {
+            self.results.push((
+                outcome.tool.clone(),
+                comparable_arguments(&arguments_value(&call.arguments)),
+                outcome.content.to_string(),
+            ));
+        }
         if outcome.ok && outcome.tool == SEARCH_DOCS {
             for (chunk_id, origin, text) in passages::returned(&outcome.content) {
                 self.returned_chunks.insert(chunk_id.clone(), origin);
@@ -1031,14 +1051,15 @@ impl Progress {
         });
     }
 
-    /// Whether `call` was made before in this answer, by the library or the model, with the
-    /// same arguments (a search query compared without case, spacing or end punctuation) and
-    /// returned data.
-    fn repeats(&self, call: &ToolCall) -> bool {
+    /// What `call` returned when it was made before in this answer, by the library or the
+    /// model, with the same arguments (a search query compared without case, spacing or end
+    /// punctuation); `None` when it was not, or failed.
+    fn earlier_result(&self, call: &ToolCall) -> Option<String> {
         let asked = comparable_arguments(&arguments_value(&call.arguments));
-        self.trace.iter().any(|entry| {
-            entry.ok && entry.tool == call.name && comparable_arguments(&entry.arguments) == asked
-        })
+        self.results
+            .iter()
+            .find(|(tool, arguments, _)| *tool == call.name && *arguments == asked)
+            .map(|(_, _, content)| content.clone())
     }
 
     /// Everything the answer could draw figures from: live results and passages.

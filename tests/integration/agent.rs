@@ -1524,10 +1524,20 @@ async fn a_search_the_library_already_ran_is_not_run_again_and_the_model_answers
         requests[1].get("tools").is_none(),
         "asked again without tools"
     );
+    // The repeated call is answered with what the library's search returned, without running
+    // it again.
+    let first = messages(&requests[0]);
+    let second = messages(&requests[1]);
+    assert_eq!(second.len(), first.len() + 2);
     assert_eq!(
-        messages(&requests[1]),
-        messages(&requests[0]),
-        "the repeated call is not added to the conversation"
+        second[first.len()]["tool_calls"][0]["function"]["name"],
+        "search_docs"
+    );
+    let repeated = second.last().unwrap();
+    assert_eq!(repeated["role"], "tool");
+    assert!(
+        repeated["content"].as_str().unwrap().contains("1000 ppm"),
+        "{repeated}"
     );
 
     // A search with other words is a new search: it runs.
