@@ -12,6 +12,7 @@
 //! - [`subject_returned`]: whether what a live question asks about ("how many elevators", "what
 //!   is the Wi-Fi password") is anywhere in what the tools returned.
 
+use super::routing::words;
 use crate::citations;
 
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or
@@ -247,20 +248,19 @@ pub fn subject_returned(question: &str, sources: &[&str]) -> bool {
     if subject.is_empty() {
         return true;
     }
-    let known: std::collections::HashSet<String> =
-        sources.iter().flat_map(|s| plain_words(s)).collect();
+    let known: std::collections::HashSet<String> = sources.iter().flat_map(|s| words(s)).collect();
     subject.iter().any(|word| known.contains(word))
 }
 
 /// The specific words of what the question asks about, singular, synonyms mapped.
 fn asked_subject(question: &str) -> Vec<String> {
-    let words = plain_words(question);
-    let start = words
+    let asked = words(question);
+    let start = asked
         .windows(2)
         .position(|w| w == ["how", "many"])
         .map(|i| i + 2)
         .or_else(|| {
-            words
+            asked
                 .windows(3)
                 .position(|w| {
                     w[0] == "what"
@@ -272,7 +272,7 @@ fn asked_subject(question: &str) -> Vec<String> {
     let Some(start) = start else {
         return Vec::new();
     };
-    words[start..]
+    asked[start..]
         .iter()
         .take_while(|w| !SUBJECT_ENDS.contains(&w.as_str()))
         .map(|w| singular_word(w))
@@ -283,17 +283,6 @@ fn asked_subject(question: &str) -> Vec<String> {
                 .find(|(asked, _)| *asked == w.as_str())
                 .map_or(w.clone(), |(_, known)| known.to_string())
         })
-        .collect()
-}
-
-/// Lowercase words; `_` and other punctuation separate (`room_name` is two words), hyphens
-/// stay inside (`wi-fi`, `hq-101`).
-fn plain_words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .map(|w| w.trim_matches('-'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
         .collect()
 }
 
