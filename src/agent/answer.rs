@@ -524,17 +524,26 @@ impl Agent {
             SEARCH_DOCS,
             serde_json::json!({ "query": question.text }),
         );
-        let outcome = self
-            .run_tools(std::slice::from_ref(&call), context, events)
-            .await
-            .pop()?;
-        if !outcome.ok {
-            // Unavailable search: the model may still try `search_docs` itself.
-            return None;
-        }
+        // An unavailable search is no passages: the model may still try `search_docs` itself.
+        let outcome = self.run_code_call(&call, context, events).await?;
         let text = passages::as_prompt_text(&outcome.content);
         progress.record(&call, outcome);
         text
+    }
+
+    /// Runs one call the library makes itself (traced and streamed like the model's); `None`
+    /// when it failed.
+    async fn run_code_call(
+        &self,
+        call: &ToolCall,
+        context: ToolContext<'_>,
+        events: Option<&UnboundedSender<AgentEvent>>,
+    ) -> Option<ToolOutcome> {
+        let outcome = self
+            .run_tools(std::slice::from_ref(call), context, events)
+            .await
+            .pop()?;
+        outcome.ok.then_some(outcome)
     }
 
     /// Looks up, as the caller and before any model call, the buildings the caller may see and
@@ -552,13 +561,7 @@ impl Agent {
             return None;
         }
         let listing = code_call("places-buildings", LIST_BUILDINGS, serde_json::json!({}));
-        let listed = self
-            .run_tools(std::slice::from_ref(&listing), context, events)
-            .await
-            .pop()?;
-        if !listed.ok {
-            return None;
-        }
+        let listed = self.run_code_call(&listing, context, events).await?;
         let buildings = places::buildings_of(&listed.content);
         progress.record(&listing, listed);
         let text = crate::text::strip_invisible(&question.text);
