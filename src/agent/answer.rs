@@ -109,6 +109,30 @@ const ANSWER_INSTEAD_OF_DESCRIBING: &str = "Do not explain which tool to call or
      the answer up: answer the question yourself, briefly, from the passages and tool results \
      above, with their numbers and names.";
 
+/// The reply the re-ask after a tool-describing answer is held to: one text field. Small
+/// models (qwen2.5-coder-0.5b) write a tool call and its result back as JSON text instead of
+/// an answer, and do so again when asked in words; held to this schema they write the answer.
+fn answer_field_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string" } },
+        "required": ["answer"],
+        "additionalProperties": false
+    })
+}
+
+/// The `answer` of a reply held to [`answer_field_schema`]; `None` when the reply is not that
+/// JSON (a provider that ignored the schema), and then its text is read as it is.
+fn read_answer_field(reply: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Reply {
+        answer: String,
+    }
+    serde_json::from_str::<Reply>(reply.trim())
+        .ok()
+        .map(|r| r.answer)
+}
+
 /// Asked once when a model refuses or finds nothing although live tools returned data.
 const REASK_FROM_RESULTS: &str = "The tool results above hold data for this question. Answer \
      the question from them, briefly, with their numbers and names.";
@@ -402,6 +426,9 @@ impl Agent {
         let mut reasked = false;
         // The re-ask after an answer that described tools offers none.
         let mut tools_off = false;
+        // ... and holds the reply to one `answer` field (see [`answer_field_schema`]).
+        let mut answer_field = false;
+        let answer_schema = answer_field_schema();
         let mut hop = 0;
         loop {
             hop += 1;
@@ -419,22 +446,38 @@ impl Agent {
             };
             live_first = false;
             docs_first = false;
-            let turn = self
-                .chat(
-                    ChatRequest {
-                        model: &model,
-                        messages: &messages,
-                        tools,
-                        temperature: self.settings.temperature,
-                        max_output_tokens: self.settings.max_output_tokens,
-                        response_schema: None,
-                        tool_choice,
-                    },
-                    tokens,
-                    "answer",
-                )
-                .instrument(hop_span.clone())
-                .await?;
+            let request = |response_schema| ChatRequest {
+                model: &model,
+                messages: &messages,
+                tools,
+                temperature: self.settings.temperature,
+                max_output_tokens: self.settings.max_output_tokens,
+                response_schema,
+                tool_choice,
+            };
+            let mut turn = if answer_field {
+                let schema = ResponseSchema {
+                    name: "answer",
+                    schema: &answer_schema,
+                };
+                self.answer_in_field(request(Some(schema)), request(None))
+                    .instrument(hop_span.clone())
+                    .await?
+            } else {
+                self.chat(request(None), tokens, "answer")
+                    .instrument(hop_span.clone())
+                    .await?
+            };
+            if answer_field {
+                if let Some(text) = turn.message.content.as_deref().and_then(read_answer_field) {
+                    turn.message.content = Some(text);
+                }
+                // Nothing of this reply was streamed (it was JSON): its answer goes out now,
+                // through the same filters as streamed tokens.
+                if let (Some(streamed), Some(text)) = (&streamed, &turn.message.content) {
+                    streamed.push(text);
+                }
+            }
             if let Some(streamed) = &streamed {
                 streamed.end_of_turn();
             }
@@ -484,6 +527,7 @@ impl Agent {
                     if (describing || refused_data) && !reasked {
                         reasked = true;
                         tools_off = describing;
+                        answer_field = describing;
                         messages.push(turn.message);
                         messages.push(Message::user(if describing {
                             ANSWER_INSTEAD_OF_DESCRIBING
@@ -507,6 +551,21 @@ impl Agent {
                     return Ok(self.response(answer, decision, &model, progress, &question.text));
                 }
             }
+        }
+    }
+
+    /// The re-ask held to [`answer_field_schema`], not streamed. A provider that refuses the
+    /// schema (HTTP 4xx) is asked the same without it.
+    async fn answer_in_field(
+        &self,
+        held: ChatRequest<'_>,
+        plain: ChatRequest<'_>,
+    ) -> Result<ChatTurn, LlmError> {
+        match self.chat(held, None, "answer").await {
+            Err(LlmError::Status { status, .. }) if (400..500).contains(&status) => {
+                self.chat(plain, None, "answer").await
+            }
+            other => other,
         }
     }
 
