@@ -1157,4 +1157,15 @@ mod tests {
         assert!(!prompt.contains('{'));
         assert!(prompt.contains("[^chunk_id]"));
     }
+
+    #[test]
+    fn the_answer_field_is_read_and_anything_else_is_not() {
+        assert_eq!(
+            read_answer_field(" {\"answer\": \"6 people.\"}\n").as_deref(),
+            Some("6 people.")
+        );
+        assert_eq!(read_answer_field("6 people."), None);
+        assert_eq!(read_answer_field(r#"{"name": "get_occupancy"}"#), None);
+        assert_eq!(read_answer_field(r#"{"answer": 6}"#), None);
+    }
 }

@@ -1479,12 +1479,92 @@ async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk
         .unwrap()
         .to_string();
     assert!(last.contains("Do not explain which tool to call"), "{last}");
+    // Held to an answer field; a reply that ignores it is read as it is.
+    assert_eq!(
+        requests[1]["response_format"]["json_schema"]["name"],
+        "answer"
+    );
 
     // Describing tools twice is no answer: idk, and no third call.
     let again = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
     assert_eq!(again.decision, Decision::Idk);
     assert_eq!(again.answer, IDK_MARKER);
     assert_eq!(f.provider.requests().len(), 4);
+}
+
+/// How qwen2.5-coder-0.5b answers after a tool result: its call written back as JSON text.
+const ECHOED_CALL: &str = r#"{"name": "echo", "arguments": {"text": "hi"}}"#;
+
+#[tokio::test]
+async fn the_re_ask_after_a_tool_describing_answer_is_held_to_an_answer_field() {
+    let f = fixture(
+        vec![
+            answer(ECHOED_CALL, usage(10, 2)),
+            answer(
+                r#"{"answer": "Humidity is reported in percent."}"#,
+                usage(10, 4),
+            ),
+        ],
+        &[],
+    )
+    .await;
+    let (result, tokens) = stream_answer(&f).await;
+    let response = result.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert!(
+        response
+            .answer
+            .starts_with("Humidity is reported in percent."),
+        "{}",
+        response.answer
+    );
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].get("response_format").is_none());
+    let format = &requests[1]["response_format"];
+    assert_eq!(format["type"], "json_schema", "{format}");
+    assert_eq!(format["json_schema"]["name"], "answer");
+    assert_eq!(
+        format["json_schema"]["schema"]["required"],
+        json!(["answer"])
+    );
+    assert!(
+        requests[1].get("tools").is_none(),
+        "the re-ask offers no tool"
+    );
+    // The reader is shown the answer, not the JSON it came in.
+    let shown = tokens.concat();
+    assert!(
+        shown.ends_with("Humidity is reported in percent."),
+        "{shown}"
+    );
+    assert!(!shown.contains(r#""answer""#), "{shown}");
+}
+
+#[tokio::test]
+async fn a_provider_that_refuses_the_answer_field_is_asked_the_same_without_it() {
+    let f = fixture(
+        vec![
+            answer(ECHOED_CALL, usage(10, 2)),
+            Reply::Status {
+                status: 400,
+                retry_after: None,
+            },
+            answer("Humidity is reported in percent.", usage(10, 4)),
+        ],
+        &[],
+    )
+    .await;
+    let response = ask(&f, "How is humidity reported?").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    assert!(response
+        .answer
+        .starts_with("Humidity is reported in percent."));
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].get("response_format").is_some());
+    assert!(requests[2].get("response_format").is_none());
+    assert!(requests[2].get("tools").is_none());
 }
 
 #[tokio::test]

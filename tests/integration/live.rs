@@ -121,6 +121,12 @@ async fn every_tool_answers_an_allowed_caller() {
     );
     let everything = w.call(&admin(), "list_buildings", json!({})).await;
     assert_eq!(everything.content["buildings"].as_array().unwrap().len(), 5);
+    // A tool that takes nothing ignores what a small model fills in (the schema itself).
+    let filled = w
+        .call(&ana, "list_buildings", json!({"type": "object"}))
+        .await;
+    assert!(filled.ok, "{filled:?}");
+    assert_eq!(filled.content, listed.content);
 
     let building = w
         .call(&ana, "get_building", json!({"building_id": "acme-hq"}))
