@@ -1499,7 +1499,7 @@ const ECHOED_CALL: &str = r#"{"name": "echo", "arguments": {"text": "hi"}}"#;
 async fn the_re_ask_after_a_tool_describing_answer_is_held_to_an_answer_field() {
     let f = fixture(
         vec![
-            answer(ECHOED_CALL, usage(10, 2)),
+            streamed_answer(&[ECHOED_CALL], usage(10, 2), Duration::ZERO),
             answer(
                 r#"{"answer": "Humidity is reported in percent."}"#,
                 usage(10, 4),
