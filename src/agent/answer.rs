@@ -34,7 +34,7 @@ use crate::observe::{self, metrics};
 use crate::retrieval::search::MAX_TOP_K;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::{Instrument, Span};
@@ -112,16 +112,16 @@ const ANSWER_INSTEAD_OF_DESCRIBING: &str = "Do not explain which tool to call or
 /// The reply the re-ask after a tool-describing answer is held to: one text field. Small
 /// models (qwen2.5-coder-0.5b) write a tool call and its result back as JSON text instead of
 /// an answer, and do so again when asked in words; held to this schema they write the answer.
-fn answer_field_schema() -> serde_json::Value {
+static ANSWER_FIELD_SCHEMA: LazyLock<serde_json::Value> = LazyLock::new(|| {
     serde_json::json!({
         "type": "object",
         "properties": { "answer": { "type": "string" } },
         "required": ["answer"],
         "additionalProperties": false
     })
-}
+});
 
-/// The `answer` of a reply held to [`answer_field_schema`]; `None` when the reply is not that
+/// The `answer` of a reply held to [`ANSWER_FIELD_SCHEMA`]; `None` when the reply is not that
 /// JSON (a provider that ignored the schema), and then its text is read as it is.
 fn read_answer_field(reply: &str) -> Option<String> {
     #[derive(Deserialize)]
@@ -426,9 +426,8 @@ impl Agent {
         let mut reasked = false;
         // The re-ask after an answer that described tools offers none.
         let mut tools_off = false;
-        // ... and holds the reply to one `answer` field (see [`answer_field_schema`]).
+        // ... and holds the reply to one `answer` field (see [`ANSWER_FIELD_SCHEMA`]).
         let mut answer_field = false;
-        let answer_schema = answer_field_schema();
         let mut hop = 0;
         loop {
             hop += 1;
@@ -455,20 +454,15 @@ impl Agent {
                 response_schema,
                 tool_choice,
             };
-            let mut turn = if answer_field {
+            let turn = if answer_field {
                 let schema = ResponseSchema {
                     name: "answer",
-                    schema: &answer_schema,
+                    schema: &ANSWER_FIELD_SCHEMA,
                 };
-                self.answer_in_field(request(Some(schema)), request(None))
+                let mut turn = self
+                    .answer_in_field(request(Some(schema)), request(None))
                     .instrument(hop_span.clone())
-                    .await?
-            } else {
-                self.chat(request(None), tokens, "answer")
-                    .instrument(hop_span.clone())
-                    .await?
-            };
-            if answer_field {
+                    .await?;
                 if let Some(text) = turn.message.content.as_deref().and_then(read_answer_field) {
                     turn.message.content = Some(text);
                 }
@@ -477,7 +471,12 @@ impl Agent {
                 if let (Some(streamed), Some(text)) = (&streamed, &turn.message.content) {
                     streamed.push(text);
                 }
-            }
+                turn
+            } else {
+                self.chat(request(None), tokens, "answer")
+                    .instrument(hop_span.clone())
+                    .await?
+            };
             if let Some(streamed) = &streamed {
                 streamed.end_of_turn();
             }
@@ -554,7 +553,7 @@ impl Agent {
         }
     }
 
-    /// The re-ask held to [`answer_field_schema`], not streamed. A provider that refuses the
+    /// The re-ask held to [`ANSWER_FIELD_SCHEMA`], not streamed. A provider that refuses the
     /// schema (HTTP 4xx) is asked the same without it.
     async fn answer_in_field(
         &self,
