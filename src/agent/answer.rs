@@ -128,9 +128,41 @@ fn read_answer_field(reply: &str) -> Option<String> {
     struct Reply {
         answer: String,
     }
-    serde_json::from_str::<Reply>(reply.trim())
-        .ok()
-        .map(|r| r.answer)
+    let reply = reply.trim();
+    match serde_json::from_str::<Reply>(reply) {
+        Ok(whole) => Some(whole.answer),
+        Err(_) => read_cut_answer_field(reply),
+    }
+}
+
+/// The text of an `answer` field whose reply was cut off, mostly inside the string, as happens
+/// when a small model repeats itself up to `MAX_OUTPUT_TOKENS`: the user gets what was written,
+/// not the JSON around it. `None` when the reply does not open with that field.
+fn read_cut_answer_field(reply: &str) -> Option<String> {
+    let written = reply
+        .strip_prefix('{')?
+        .trim_start()
+        .strip_prefix("\"answer\"")?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    // The string may be whole, with the cut after it.
+    let opened = format!("\"{written}");
+    if let Some(Ok(whole)) = serde_json::Deserializer::from_str(&opened)
+        .into_iter::<String>()
+        .next()
+    {
+        return Some(whole);
+    }
+    // The cut may fall inside an escape (`\`, `\u00e`): drop up to its 5 characters.
+    let ends = written
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([written.len()]);
+    ends.rev()
+        .take(6)
+        .find_map(|end| serde_json::from_str::<String>(&format!("\"{}\"", &written[..end])).ok())
 }
 
 /// Asked once when a model refuses or finds nothing although live tools returned data.
@@ -1166,5 +1198,28 @@ mod tests {
         assert_eq!(read_answer_field("6 people."), None);
         assert_eq!(read_answer_field(r#"{"name": "get_occupancy"}"#), None);
         assert_eq!(read_answer_field(r#"{"answer": 6}"#), None);
+    }
+
+    #[test]
+    fn an_answer_field_cut_off_inside_its_string_gives_the_text_written() {
+        assert_eq!(
+            read_answer_field(r#"{"answer": "globex-tower has 3 rooms, globex-tower"#).as_deref(),
+            Some("globex-tower has 3 rooms, globex-tower")
+        );
+        assert_eq!(
+            read_answer_field(r#"{ "answer" : "line\none \u00e9t\u00"#).as_deref(),
+            Some("line\none ét")
+        );
+        assert_eq!(
+            read_answer_field(r#"{"answer": "ends in a backslash \"#).as_deref(),
+            Some("ends in a backslash ")
+        );
+        assert_eq!(
+            read_answer_field(r#"{"answer": "6 people.", "source": "get_ro"#).as_deref(),
+            Some("6 people.")
+        );
+        // Not an answer field: read as text.
+        assert_eq!(read_answer_field(r#"{"name": "get_room"#), None);
+        assert_eq!(read_answer_field(r#"The answer is "6"#), None);
     }
 }
