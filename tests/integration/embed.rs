@@ -1,5 +1,6 @@
 //! The OpenAI-compatible embedder against a scripted `/embeddings` server on loopback: batches,
-//! order, retries honouring `Retry-After`, and clear errors. The server is honest about being a
+//! order, retries honouring `Retry-After`, clear errors, and the query/passage prefixes of
+//! instruction-tuned models. The server is honest about being a
 //! stand-in: it returns fixed vectors that encode the input's position.
 
 use axum::extract::State;
@@ -7,8 +8,16 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, RawSettings};
+use crowdvision_agent::retrieval::chunk::Chunker;
 use crowdvision_agent::retrieval::embed::{EmbedError, Embedder, OpenAiEmbedder};
+use crowdvision_agent::retrieval::ingest::{
+    IngestOptions, Ingestor, NoProgress, DEFAULT_MAX_SOURCE_BYTES,
+};
+use crowdvision_agent::retrieval::rerank::NoopReranker;
+use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
+use crowdvision_agent::retrieval::store::{sqlite::SqliteStore, ChunkStore};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -196,4 +205,95 @@ async fn a_dimension_mismatch_is_a_clear_error() {
         }
     ));
     assert!(error.to_string().contains("EMBEDDING_DIM"));
+}
+
+/// The texts of every `/embeddings` request the script received, in order.
+fn inputs_sent(script: &Script) -> Vec<Vec<String>> {
+    let requests = script.requests.lock().unwrap();
+    requests
+        .iter()
+        .map(|(_, body)| {
+            body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|text| text.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_e5_model_gets_passage_and_query_prefixes_and_the_store_records_them() {
+    let (url, script) = serve(vec![]).await;
+    let raw = RawSettings::from_pairs([
+        ("LLM_API_KEY", "test-key"),
+        ("LLM_BASE_URL", url.as_str()),
+        ("EMBEDDING_PROVIDER", "openai"),
+        ("EMBEDDING_MODEL", "multilingual-e5-small-q4"),
+        ("EMBEDDING_DIM", "16"),
+    ]);
+    let config = Config::from_raw(&raw).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(
+        &dir.path().join("docs/battery.md"),
+        "# Maintenance\n\nThe battery of each sensor lasts 36 months.\n",
+    );
+    let store: Arc<dyn ChunkStore> = Arc::new(
+        SqliteStore::open(&dir.path().join("kb.sqlite"))
+            .await
+            .unwrap(),
+    );
+    store.migrate(16).await.unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(OpenAiEmbedder::new(&config.embedding));
+    let ingestor = Ingestor {
+        store: store.clone(),
+        embedder: embedder.clone(),
+        chunker: Chunker::new(config.chunking),
+    };
+    let options = IngestOptions {
+        roots: vec![dir.path().join("docs")],
+        prune: false,
+        dry_run: false,
+        require_permissions: false,
+        docs_root: None,
+        max_source_bytes: DEFAULT_MAX_SOURCE_BYTES,
+    };
+    assert_eq!(ingestor.run(&options, &NoProgress).await.unwrap().added, 1);
+    let retriever = Retriever {
+        store: store.clone(),
+        embedder,
+        reranker: Arc::new(NoopReranker),
+        settings: config.retrieval.clone(),
+    };
+    let question = "How long does a battery last?";
+    retriever
+        .search(question, &AuthUser::anonymous(), None, SearchMode::Hybrid)
+        .await
+        .unwrap();
+
+    let sent = inputs_sent(&script);
+    let (question_sent, passages_sent) = sent.split_last().unwrap();
+    assert!(!passages_sent.is_empty());
+    for text in passages_sent.iter().flatten() {
+        assert!(text.starts_with("passage: "), "{text:?}");
+        assert!(text.contains("36 months"), "{text:?}");
+    }
+    assert_eq!(question_sent, &vec![format!("query: {question}")]);
+
+    // Vectors made without the prefixes do not compare: the store refuses that model.
+    let refused = store
+        .ensure_embedding("multilingual-e5-small-q4", 16)
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("multilingual-e5-small-q4 [query: |passage: ]"),
+        "{refused}"
+    );
+    store
+        .ensure_embedding("multilingual-e5-small-q4 [query: |passage: ]", 16)
+        .await
+        .unwrap();
 }

@@ -454,6 +454,46 @@ fn search_command_acts_as_the_given_claims() {
 }
 
 #[test]
+fn the_embedded_store_finds_a_plural_by_its_stem() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("docs/maintenance.md"),
+        "# Maintenance\n\nThe Battery of each sensor lasts 36 months.\n",
+    );
+    write(
+        &dir.path().join("docs/lobby.md"),
+        "# Lobby\n\nThe lobby display shows the occupancy.\n",
+    );
+    let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+    let ingest = agent(dir.path())
+        .env("DATABASE_URL", &url)
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap();
+    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let keyword_hits = |query: &str| -> Vec<String> {
+        let output = agent(dir.path())
+            .env("DATABASE_URL", &url)
+            .env("REQUIRE_AUTH", "false")
+            .args(["search", query, "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| !r["keyword_rank"].is_null())
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // "batteries" and "Battery" share the stem "batteri"; "displays" finds "display".
+    assert_eq!(keyword_hits("batteries"), vec!["maintenance.md"]);
+    assert_eq!(keyword_hits("displays"), vec!["lobby.md"]);
+}
+
+#[test]
 fn the_retrieval_dataset_names_real_pages() {
     let root = crate::util::repo_root();
     let text = std::fs::read_to_string(root.join("datasets/retrieval.yaml")).unwrap();
