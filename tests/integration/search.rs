@@ -375,15 +375,22 @@ async fn postgres_fills_k_when_the_filter_matches_two_percent_of_ten_thousand_ch
 
 /// An embedded store holding one public page and one staff page, both about "zebra".
 pub(crate) fn open_and_staff_pages() -> (tempfile::TempDir, String) {
+    embedded_store_of(&[
+        ("open.md", "# Open\n\nThe lobby zebra display.\n"),
+        (
+            "staff.md",
+            "---\npermissions: [business_staff]\n---\n# Staff\n\nThe zebra key rotation.\n",
+        ),
+    ])
+}
+
+/// An embedded store of these pages (name, text) under `docs/`, ingested by the CLI; its
+/// directory and `DATABASE_URL`.
+fn embedded_store_of(pages: &[(&str, &str)]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join("docs/open.md"),
-        "# Open\n\nThe lobby zebra display.\n",
-    );
-    write(
-        &dir.path().join("docs/staff.md"),
-        "---\npermissions: [business_staff]\n---\n# Staff\n\nThe zebra key rotation.\n",
-    );
+    for (name, text) in pages {
+        write(&dir.path().join("docs").join(name), text);
+    }
     let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
     let ingest = agent(dir.path())
         .env("DATABASE_URL", &url)
@@ -455,22 +462,16 @@ fn search_command_acts_as_the_given_claims() {
 
 #[test]
 fn the_embedded_store_finds_a_plural_by_its_stem() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join("docs/maintenance.md"),
-        "# Maintenance\n\nThe Battery of each sensor lasts 36 months.\n",
-    );
-    write(
-        &dir.path().join("docs/lobby.md"),
-        "# Lobby\n\nThe lobby display shows the occupancy.\n",
-    );
-    let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
-    let ingest = agent(dir.path())
-        .env("DATABASE_URL", &url)
-        .args(["ingest", "docs"])
-        .output()
-        .unwrap();
-    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let (dir, url) = embedded_store_of(&[
+        (
+            "maintenance.md",
+            "# Maintenance\n\nThe Battery of each sensor lasts 36 months.\n",
+        ),
+        (
+            "lobby.md",
+            "# Lobby\n\nThe lobby display shows the occupancy.\n",
+        ),
+    ]);
     let keyword_hits = |query: &str| -> Vec<String> {
         let output = agent(dir.path())
             .env("DATABASE_URL", &url)
