@@ -110,7 +110,7 @@ complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -l sim -d 'Start the simulator in process and point the live-data tools at it'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand eval" -s V -l version -d 'Print version'
-complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l bind -d 'Address to listen on (default: BIND, 0.0.0.0:3000)' -r
+complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l bind -d 'Address to listen on (default: BIND, 127.0.0.1:3000; 0.0.0.0:PORT for every interface)' -r
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l config -d 'Optional settings file (YAML mapping of the environment variable names)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l claims -d 'Act as this caller: a file holding gateway claims (JSON, or its base64)' -r -F
 complete -c crowdvision-agent -n "__fish_crowdvision_agent_using_subcommand serve" -l token -d 'Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)' -r

@@ -141,7 +141,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
-'--bind=[Address to listen on (default\: BIND, 0.0.0.0\:3000)]:ADDR:_default' \
+'--bind=[Address to listen on (default\: BIND, 127.0.0.1\:3000; 0.0.0.0\:PORT for every interface)]:ADDR:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \

@@ -13,9 +13,16 @@ const MAX_ERROR_BYTES: usize = 16 * 1024;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {
-    #[error("the server answered {status} {code}: {message}")]
+    #[error("{url} answered {status}{}: {message}", if code.is_empty() { String::new() } else { format!(" {code}") })]
     Status {
+        url: String,
         status: u16,
+        code: String,
+        message: String,
+    },
+    #[error("{url} answered with an error event {code}: {message}")]
+    Event {
+        url: String,
         code: String,
         message: String,
     },
@@ -77,40 +84,66 @@ impl RemoteAgent {
             RemoteIdentity::Token(token) => request.bearer_auth(token),
             RemoteIdentity::Anonymous => request,
         };
-        let response = request
-            .send()
-            .await
-            .map_err(|e| ClientError::Transport(e.without_url().to_string()))?;
+        let response = request.send().await.map_err(|e| {
+            ClientError::Transport(format!(
+                "{} ({})",
+                self.ask_url,
+                crate::http::describe_error(&e)
+            ))
+        })?;
         if !response.status().is_success() {
-            return Err(status_error(response).await);
+            return Err(status_error(response, &self.ask_url).await);
         }
         match events {
             None => response
                 .json::<AskResponse>()
                 .await
                 .map_err(|e| ClientError::Malformed(e.without_url().to_string())),
-            Some(sender) => read_events(response, sender).await,
+            Some(sender) => read_events(response, sender, &self.ask_url).await,
         }
     }
 }
 
-async fn status_error(response: reqwest::Response) -> ClientError {
-    let status = response.status().as_u16();
+/// The server's own error: its JSON `code` and `message`, or (from a proxy or gateway in
+/// between) the first line of its text, or the status's reason.
+async fn status_error(response: reqwest::Response, url: &str) -> ClientError {
+    let status = response.status();
     let body = crate::http::bounded_body(response, MAX_ERROR_BYTES).await;
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let field = |name: &str| {
-        json["error"][name]
-            .as_str()
-            .unwrap_or_default()
-            .chars()
+    let clean = |text: &str| -> String {
+        text.chars()
             .filter(|c| !c.is_control())
             .take(200)
             .collect::<String>()
+            .trim()
+            .to_string()
     };
+    let field = |name: &str| clean(json["error"][name].as_str().unwrap_or_default());
+    let mut message = field("message");
+    if message.is_empty() && !json.is_object() {
+        message = clean(
+            String::from_utf8_lossy(&body)
+                .lines()
+                .next()
+                .unwrap_or_default(),
+        );
+    }
+    if message.is_empty() {
+        message = status
+            .canonical_reason()
+            .unwrap_or("no message")
+            .to_lowercase();
+    }
+    if status == reqwest::StatusCode::UNAUTHORIZED {
+        message.push_str(
+            " (log in: --claims FILE or --token JWT, as the server's identity mode expects)",
+        );
+    }
     ClientError::Status {
-        status,
+        url: url.to_string(),
+        status: status.as_u16(),
         code: field("code"),
-        message: field("message"),
+        message,
     }
 }
 
@@ -118,6 +151,7 @@ async fn status_error(response: reqwest::Response) -> ClientError {
 async fn read_events(
     mut response: reqwest::Response,
     sender: &UnboundedSender<AgentEvent>,
+    url: &str,
 ) -> Result<AskResponse, ClientError> {
     let mut buffer = String::new();
     loop {
@@ -133,7 +167,7 @@ async fn read_events(
         buffer.push_str(&String::from_utf8_lossy(&chunk));
         while let Some(end) = buffer.find("\n\n") {
             let block: String = buffer.drain(..end + 2).collect();
-            if let Some(done) = handle_event(&block, sender)? {
+            if let Some(done) = handle_event(&block, sender, url)? {
                 return Ok(done);
             }
         }
@@ -143,6 +177,7 @@ async fn read_events(
 fn handle_event(
     block: &str,
     sender: &UnboundedSender<AgentEvent>,
+    url: &str,
 ) -> Result<Option<AskResponse>, ClientError> {
     let mut name = "";
     let mut data = String::new();
@@ -158,8 +193,8 @@ fn handle_event(
         "done" => Ok(Some(serde_json::from_str(&data).map_err(malformed)?)),
         "error" => {
             let json: serde_json::Value = serde_json::from_str(&data).map_err(malformed)?;
-            Err(ClientError::Status {
-                status: 0,
+            Err(ClientError::Event {
+                url: url.to_string(),
                 code: json["error"]["code"].as_str().unwrap_or_default().into(),
                 message: json["error"]["message"].as_str().unwrap_or_default().into(),
             })

@@ -117,6 +117,8 @@ impl EmbeddingProvider {
 #[derive(Debug, Clone)]
 pub struct EmbeddingConfig {
     pub provider: EmbeddingProvider,
+    /// `EMBEDDING_PROVIDER` was set: the store's recorded embedder does not override it.
+    pub provider_chosen: bool,
     pub model: String,
     pub dim: usize,
     pub base_url: Url,
@@ -131,6 +133,18 @@ pub struct EmbeddingConfig {
 }
 
 impl EmbeddingConfig {
+    /// This configuration for a store built with `stored_model`: with `EMBEDDING_PROVIDER` left
+    /// unset, a store built with the local embedder keeps it even when a provider key is set
+    /// (setting a key to ask questions must not orphan the knowledge base just built).
+    pub fn for_store(&self, stored_model: Option<&str>) -> EmbeddingConfig {
+        let mut config = self.clone();
+        if !self.provider_chosen && stored_model == Some(crate::retrieval::embed::LOCAL_MODEL_NAME)
+        {
+            config.provider = EmbeddingProvider::Local;
+        }
+        config
+    }
+
     /// The model name recorded in the store: the local embedder is named after itself so that
     /// switching between providers is caught as a model mismatch; prefixes are part of the
     /// name, since vectors made with and without them do not compare.
@@ -235,6 +249,10 @@ pub struct IngestConfig {
 pub struct AccessConfig {
     pub require_auth: bool,
     pub eval_jwt_secret: Option<String>,
+    /// `TRUST_GATEWAY_HEADER`: read `x-gateway-claims` (behind a gateway that sets it).
+    pub trust_gateway_header: bool,
+    /// `OIDC_JWKS_URL`, `OIDC_ISSUER`, `OIDC_AUDIENCE`: bearer tokens of an identity provider.
+    pub oidc: Option<crate::auth::oidc::OidcSettings>,
     pub model_override_min_role: String,
     pub allowed_models: Vec<String>,
 }
@@ -401,6 +419,9 @@ pub const SETTINGS: &[&str] = &[
     "MODEL_OVERRIDE_MIN_ROLE",
     "MODEL_PRICES",
     "OBSERVE_PAYLOADS",
+    "OIDC_AUDIENCE",
+    "OIDC_ISSUER",
+    "OIDC_JWKS_URL",
     "OPENROUTER_API_KEY",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "REPLICA_NAME",
@@ -423,6 +444,7 @@ pub const SETTINGS: &[&str] = &[
     "TOP_K_FINAL",
     "TOP_K_KEYWORD",
     "TOP_K_VECTOR",
+    "TRUST_GATEWAY_HEADER",
     "TWIN_SERVICE_URL",
     "TWIN_TIMEOUT_SECONDS",
 ];
@@ -595,6 +617,9 @@ impl Reader<'_> {
     }
 }
 
+/// Longest question by default (`MAX_QUESTION_CHARS`); the OpenAPI document states it too.
+pub const DEFAULT_MAX_QUESTION_CHARS: usize = 4000;
+
 /// Shortest development-token secret accepted: 256 bits, the size of the HMAC-SHA256 key.
 pub const MIN_JWT_SECRET_BYTES: usize = 32;
 
@@ -649,7 +674,12 @@ impl Config {
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
             max_tool_calls_per_turn: r.number("MAX_TOOL_CALLS_PER_TURN", 8, 1, 64)?,
-            max_question_chars: r.number("MAX_QUESTION_CHARS", 4000, 1, 1_000_000)?,
+            max_question_chars: r.number(
+                "MAX_QUESTION_CHARS",
+                DEFAULT_MAX_QUESTION_CHARS,
+                1,
+                1_000_000,
+            )?,
             require_grounded_answers: r.boolean("REQUIRE_GROUNDED_ANSWERS", true)?,
             scope_check: r.boolean("SCOPE_CHECK", true)?,
             search_first: r.boolean("SEARCH_FIRST", true)?,
@@ -713,7 +743,7 @@ impl Config {
             server: ServerConfig {
                 cors_origins: r.list("CORS_ORIGINS"),
                 bind: {
-                    let text = r.string("BIND", "0.0.0.0:3000");
+                    let text = r.string("BIND", "127.0.0.1:3000");
                     text.parse().map_err(|_| {
                         invalid("BIND", &text, "expected HOST:PORT, e.g. 127.0.0.1:3000")
                     })?
@@ -756,6 +786,7 @@ impl Config {
         } else {
             "local"
         };
+        let provider_chosen = r.raw.get("EMBEDDING_PROVIDER").is_some();
         let provider_text = r.string("EMBEDDING_PROVIDER", default_provider);
         let provider = match provider_text.to_ascii_lowercase().as_str() {
             "openai" => EmbeddingProvider::OpenAi,
@@ -786,6 +817,7 @@ impl Config {
         let (query_prefix, passage_prefix) = default_prefixes(&model);
         Ok(EmbeddingConfig {
             provider,
+            provider_chosen,
             query_prefix: r.prefix("EMBEDDING_QUERY_PREFIX", query_prefix),
             passage_prefix: r.prefix("EMBEDDING_PASSAGE_PREFIX", passage_prefix),
             model,
@@ -957,9 +989,42 @@ impl Config {
         Ok(AccessConfig {
             require_auth: r.boolean("REQUIRE_AUTH", true)?,
             eval_jwt_secret,
+            trust_gateway_header: r.boolean("TRUST_GATEWAY_HEADER", true)?,
+            oidc: Config::oidc(r)?,
             model_override_min_role: min_role,
             allowed_models: r.list("ALLOWED_MODELS"),
         })
+    }
+
+    /// The three OIDC settings, set together or not at all.
+    fn oidc(r: &Reader) -> Result<Option<crate::auth::oidc::OidcSettings>, ConfigError> {
+        let url = r.optional("OIDC_JWKS_URL");
+        let issuer = r.optional("OIDC_ISSUER");
+        let audience = r.optional("OIDC_AUDIENCE");
+        match (url, issuer, audience) {
+            (None, None, None) => Ok(None),
+            (Some(url), Some(issuer), Some(audience)) => {
+                Ok(Some(crate::auth::oidc::OidcSettings {
+                    jwks_url: parse_http_url("OIDC_JWKS_URL", &url)?,
+                    issuer,
+                    audience,
+                }))
+            }
+            (url, issuer, _) => {
+                let missing = if url.is_none() {
+                    "OIDC_JWKS_URL"
+                } else if issuer.is_none() {
+                    "OIDC_ISSUER"
+                } else {
+                    "OIDC_AUDIENCE"
+                };
+                Err(invalid(
+                    missing,
+                    "(unset)",
+                    "OIDC_JWKS_URL, OIDC_ISSUER and OIDC_AUDIENCE are set together",
+                ))
+            }
+        }
     }
 
     fn observability(r: &Reader) -> Result<ObservabilityConfig, ConfigError> {
@@ -1073,6 +1138,61 @@ mod tests {
         .unwrap()
         .embedding;
         assert_eq!(off.recorded_model(), "intfloat/e5-base");
+    }
+
+    #[test]
+    fn a_key_alone_keeps_the_local_embedder_of_a_store_built_with_it() {
+        let local = crate::retrieval::embed::LOCAL_MODEL_NAME;
+        let keyed = load(&[("LLM_API_KEY", "k")]).unwrap().embedding;
+        assert_eq!(keyed.provider, EmbeddingProvider::OpenAi);
+        assert_eq!(
+            keyed.for_store(Some(local)).provider,
+            EmbeddingProvider::Local
+        );
+        // A new store, or one built with a named model, gets the configured embedder.
+        assert_eq!(keyed.for_store(None).provider, EmbeddingProvider::OpenAi);
+        assert_eq!(
+            keyed
+                .for_store(Some("openai/text-embedding-3-small"))
+                .provider,
+            EmbeddingProvider::OpenAi
+        );
+        // Chosen explicitly, the provider is never overridden (the mismatch is then reported).
+        let chosen = load(&[("LLM_API_KEY", "k"), ("EMBEDDING_PROVIDER", "openai")])
+            .unwrap()
+            .embedding;
+        assert_eq!(
+            chosen.for_store(Some(local)).provider,
+            EmbeddingProvider::OpenAi
+        );
+    }
+
+    #[test]
+    fn oidc_settings_come_together_and_serve_binds_loopback() {
+        let config = load(&[]).unwrap();
+        assert_eq!(config.server.bind.to_string(), "127.0.0.1:3000");
+        assert!(config.access.trust_gateway_header && config.access.oidc.is_none());
+        let all = load(&[
+            ("OIDC_JWKS_URL", "https://login.example/jwks"),
+            ("OIDC_ISSUER", "https://login.example"),
+            ("OIDC_AUDIENCE", "agent"),
+            ("TRUST_GATEWAY_HEADER", "false"),
+        ])
+        .unwrap();
+        assert_eq!(all.access.oidc.unwrap().audience, "agent");
+        assert!(!all.access.trust_gateway_header);
+        let error = load(&[("OIDC_JWKS_URL", "https://login.example/jwks")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("OIDC_ISSUER"), "{error}");
+        let error = load(&[
+            ("OIDC_JWKS_URL", "ftp://x"),
+            ("OIDC_ISSUER", "i"),
+            ("OIDC_AUDIENCE", "a"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("OIDC_JWKS_URL"), "{error}");
     }
 
     #[test]

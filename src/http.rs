@@ -21,6 +21,25 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// A transport error in a few words, without the URL (callers name it once themselves).
+pub fn describe_error(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".to_string()
+    } else if error.is_connect() {
+        "could not connect".to_string()
+    } else if error.is_body() || error.is_decode() {
+        "the response body could not be read".to_string()
+    } else {
+        let mut text = error.to_string();
+        if let Some(url) = error.url() {
+            text = text
+                .replace(&format!(" ({url})"), "")
+                .replace(url.as_str(), "");
+        }
+        text
+    }
+}
+
 /// Exponential backoff from `base` for retry number `attempt` (1-based), capped at 8 s, plus up
 /// to 25% random jitter so that clients failing together do not retry together.
 pub fn backoff(base: Duration, attempt: u32) -> Duration {

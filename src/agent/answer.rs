@@ -204,7 +204,7 @@ pub enum HistoryRole {
 }
 
 /// What happens during an answer, as it happens (for `--stream` and server-sent events).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
     Token {
@@ -212,6 +212,7 @@ pub enum AgentEvent {
     },
     ToolCall {
         tool: String,
+        #[schema(value_type = Object)]
         arguments: serde_json::Value,
     },
     ToolResult {

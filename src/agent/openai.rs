@@ -31,6 +31,8 @@ const BACKOFF_BASE: Duration = Duration::from_millis(200);
 
 pub struct OpenAiChat {
     client: Client<OpenAIConfig>,
+    /// The provider's base URL, named in transport errors.
+    base_url: String,
     deadline: Duration,
     max_retries: u32,
 }
@@ -51,11 +53,23 @@ impl OpenAiChat {
             inner: ReqwestService::new(http),
             max_retries: config.max_retries,
             deadline: config.timeout,
+            base_url: config.base_url.to_string(),
         });
         OpenAiChat {
             client,
+            base_url: config.base_url.to_string(),
             deadline: config.timeout,
             max_retries: config.max_retries,
+        }
+    }
+
+    /// The port's error, naming the provider when it could not be reached.
+    fn error(&self, error: OpenAIError) -> LlmError {
+        match from_openai(error) {
+            LlmError::Transport(reason) => {
+                LlmError::Transport(format!("{} ({reason})", self.base_url))
+            }
+            other => other,
         }
     }
 
@@ -65,7 +79,7 @@ impl OpenAiChat {
             .chat()
             .create_byot(body)
             .await
-            .map_err(from_openai)?;
+            .map_err(|e| self.error(e))?;
         response.into_turn()
     }
 
@@ -110,10 +124,10 @@ impl OpenAiChat {
             .chat()
             .create_stream_byot::<_, WireChunk>(body)
             .await
-            .map_err(from_openai)?;
+            .map_err(|e| self.error(e))?;
         let mut assembly = StreamAssembly::default();
         while let Some(chunk) = chunks.next().await {
-            assembly.push(chunk.map_err(from_openai)?, tokens)?;
+            assembly.push(chunk.map_err(|e| self.error(e))?, tokens)?;
         }
         assembly.finish()
     }
@@ -159,6 +173,7 @@ struct RetryingHttp {
     inner: ReqwestService,
     max_retries: u32,
     deadline: Duration,
+    base_url: String,
 }
 
 impl tower::Service<HttpRequestFactory> for RetryingHttp {
@@ -212,10 +227,22 @@ impl RetryingHttp {
                 })));
             }
             if retries >= self.max_retries || wait > left {
+                // One warning per call that failed for good, naming where it went.
+                let failure = match &result {
+                    Ok(response) => format!("HTTP {}", response.status().as_u16()),
+                    Err(OpenAIError::Reqwest(e)) => crate::http::describe_error(e),
+                    Err(other) => other.to_string().chars().take(160).collect(),
+                };
+                tracing::warn!(
+                    url = %self.base_url,
+                    attempts = retries + 1,
+                    %failure,
+                    "provider call failed"
+                );
                 return final_result(result).await;
             }
             retries += 1;
-            tracing::warn!(
+            tracing::debug!(
                 retry = retries,
                 wait_ms = wait.as_millis() as u64,
                 "provider call failed; retrying"

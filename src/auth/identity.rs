@@ -1,17 +1,23 @@
-//! Who is asking, from what a request carries. In order:
+//! Who is asking, from what a request carries. One identity per request, chosen in this order
+//! ([`plan`], pure):
 //!
-//! 1. `x-gateway-claims` present: its claims (the edge verified them), and nothing else. A
-//!    header that is present but unusable (too large, not base64 JSON, no subject, expired) is
-//!    refused; it never falls through to the next path.
-//! 2. No claims header and `EVAL_JWT_SECRET` set: an HS256 token from the
-//!    `authentication_token` cookie or `Authorization: Bearer`. When both carry a token they must
-//!    be the same token.
+//! 1. `x-gateway-claims` present and trusted (`TRUST_GATEWAY_HEADER`, on by default): its claims
+//!    (the gateway verified them), and nothing else; an `Authorization` header or cookie the
+//!    gateway passed along is ignored. A header that is present but unusable (too large, not
+//!    base64 JSON, no subject, expired) is refused; it never falls through to the next path.
+//!    With the header not trusted, a request carrying it is refused.
+//! 2. A bearer token (the `Authorization` header, or the `authentication_token` cookie): HS256
+//!    with `EVAL_JWT_SECRET` set is a development token; otherwise, with `OIDC_JWKS_URL` set, an
+//!    OIDC token whose `kid` chooses a key of that JWKS. When both the cookie and the header
+//!    carry a token they must be the same token.
 //! 3. Nothing presented and `REQUIRE_AUTH=false`: the anonymous caller.
 //!
-//! Anything else is unauthenticated. Every refusal is the same [`AuthError::Unauthenticated`]
-//! to the caller (HTTP 401 without detail); the reason is only logged. Pure: the clock is passed.
+//! Two credentials of one kind (two claims or `Authorization` headers, two token cookies) are
+//! refused. Every refusal is the same [`AuthError::Unauthenticated`] to the caller (HTTP 401
+//! without detail); the reason is only logged. Pure: the clock and the OIDC key are passed in.
 
-use super::jwt::{verify_hs256, JwtError};
+use super::jwt::{read_header, verify_hs256, JwtError, LEEWAY_SECONDS};
+use super::oidc::{verify_bearer, OidcSettings, VerifyingKey};
 use super::{AuthUser, ClaimsError};
 use base64::Engine;
 
@@ -21,7 +27,8 @@ pub const TOKEN_COOKIE: &str = "authentication_token";
 /// Header values longer than this are refused before parsing.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 
-/// What a request presented, as raw header values.
+/// What a request presented, as raw header values. A header sent twice is refused before this
+/// is built; several `Cookie` headers are joined.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Credentials<'a> {
     pub claims_header: Option<&'a str>,
@@ -33,6 +40,34 @@ pub struct Credentials<'a> {
 pub struct IdentitySettings {
     pub require_auth: bool,
     pub jwt_secret: Option<String>,
+    /// `TRUST_GATEWAY_HEADER`: read `x-gateway-claims` (only behind a gateway that sets it).
+    pub trust_gateway_header: bool,
+    /// `OIDC_*`: verify bearer tokens against the identity provider's JWKS.
+    pub oidc: Option<OidcSettings>,
+}
+
+impl IdentitySettings {
+    /// The identity paths enabled, in words (for `doctor` and the start-up log).
+    pub fn describe(&self) -> String {
+        let mut modes = Vec::new();
+        if self.trust_gateway_header {
+            modes.push("gateway header (x-gateway-claims)".to_string());
+        }
+        if let Some(oidc) = &self.oidc {
+            modes.push(format!("OIDC bearer (JWKS {})", oidc.jwks_url));
+        }
+        if self.jwt_secret.is_some() {
+            modes.push("dev token (HS256)".to_string());
+        }
+        if !self.require_auth {
+            modes.push("anonymous when nothing is presented".to_string());
+        }
+        if modes.is_empty() {
+            "none: every request is refused".to_string()
+        } else {
+            modes.join(", ")
+        }
+    }
 }
 
 /// An identified caller, with the claims header to forward to the downstream services
@@ -44,7 +79,7 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// A caller whose claims header is minted from the user (the dev-token and CLI paths).
+    /// A caller whose claims header is minted from the user (the token and CLI paths).
     pub fn minted(user: AuthUser) -> Caller {
         Caller {
             forwarded_claims: Some(user.to_claims_header()),
@@ -81,26 +116,115 @@ pub enum AuthError {
     Unauthenticated,
 }
 
-/// Why a request was refused; for the log only.
+/// Why a request was refused; for the log only (never the token or the claims).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RefusalReason {
     #[error("claims header: {0}")]
     Claims(#[from] ClaimsError),
     #[error("claims header has expired")]
     ClaimsExpired,
+    #[error("claims header sent, but TRUST_GATEWAY_HEADER is off")]
+    UntrustedClaimsHeader,
     #[error("a header is too large")]
     TooLarge,
-    #[error("dev token: {0}")]
+    #[error("token: {0}")]
     Token(#[from] JwtError),
     #[error("the cookie and the Authorization header carry different tokens")]
     ConflictingTokens,
+    #[error("the same credential is sent twice")]
+    Duplicate,
     #[error("no credentials")]
     Missing,
-    #[error("more than one identity source (claims header and a token)")]
-    SeveralSources,
+    #[error("a bearer token, but neither EVAL_JWT_SECRET nor OIDC_JWKS_URL is set")]
+    TokensNotAccepted,
+    #[error("OIDC token without a kid")]
+    MissingKeyId,
+    #[error("OIDC token signed by a key not in the JWKS")]
+    UnknownKey,
 }
 
-/// Identifies the caller of a request at `now` (seconds since the epoch).
+/// Which path identifies a request, before any key is looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan<'a> {
+    Gateway(&'a str),
+    DevToken(&'a str),
+    /// Needs the JWKS key named `kid`.
+    Oidc {
+        token: &'a str,
+        kid: String,
+    },
+    Anonymous,
+}
+
+/// Chooses the identity path of a request (see the module doc for the order).
+pub fn plan<'a>(
+    credentials: Credentials<'a>,
+    settings: &IdentitySettings,
+) -> Result<Plan<'a>, RefusalReason> {
+    let too_large = |value: Option<&str>| value.is_some_and(|v| v.len() > MAX_HEADER_BYTES);
+    if too_large(credentials.claims_header)
+        || too_large(credentials.cookie_header)
+        || too_large(credentials.authorization)
+    {
+        return Err(RefusalReason::TooLarge);
+    }
+    if let Some(header) = credentials.claims_header {
+        if !settings.trust_gateway_header {
+            return Err(RefusalReason::UntrustedClaimsHeader);
+        }
+        return Ok(Plan::Gateway(header));
+    }
+    let Some(token) = presented_token(credentials)? else {
+        return if settings.require_auth {
+            Err(RefusalReason::Missing)
+        } else {
+            Ok(Plan::Anonymous)
+        };
+    };
+    let header = read_header(token)?;
+    let dev = settings.jwt_secret.is_some();
+    match (&settings.oidc, header.alg.as_str()) {
+        (_, "HS256") if dev => Ok(Plan::DevToken(token)),
+        (Some(_), _) => Ok(Plan::Oidc {
+            token,
+            kid: header.kid.ok_or(RefusalReason::MissingKeyId)?,
+        }),
+        (None, _) if dev => Ok(Plan::DevToken(token)),
+        (None, _) => Err(RefusalReason::TokensNotAccepted),
+    }
+}
+
+/// The caller of a planned request at `now` (seconds since the epoch). `oidc_key` is the JWKS
+/// key of an [`Plan::Oidc`] plan (`None`: the set holds no such key).
+pub fn finish(
+    plan: Plan<'_>,
+    settings: &IdentitySettings,
+    oidc_key: Option<&VerifyingKey>,
+    now: f64,
+) -> Result<Caller, RefusalReason> {
+    match plan {
+        Plan::Gateway(header) => from_claims_header(header, now),
+        Plan::DevToken(token) => {
+            let secret = settings
+                .jwt_secret
+                .as_ref()
+                .ok_or(RefusalReason::TokensNotAccepted)?;
+            Ok(Caller::minted(verify_hs256(token, secret.as_bytes(), now)?))
+        }
+        Plan::Oidc { token, .. } => {
+            let oidc = settings
+                .oidc
+                .as_ref()
+                .ok_or(RefusalReason::TokensNotAccepted)?;
+            let key = oidc_key.ok_or(RefusalReason::UnknownKey)?;
+            Ok(Caller::minted(verify_bearer(token, key, oidc, now)?))
+        }
+        Plan::Anonymous => Ok(Caller::anonymous()),
+    }
+}
+
+/// Identifies the caller of a request at `now` when no JWKS key is involved (an OIDC token is
+/// refused here: the server looks its key up and calls [`finish`]).
 pub fn identify(
     credentials: Credentials<'_>,
     settings: &IdentitySettings,
@@ -118,46 +242,24 @@ pub fn identify_with_reason(
     settings: &IdentitySettings,
     now: f64,
 ) -> Result<Caller, RefusalReason> {
-    if let Some(header) = credentials.claims_header {
-        // One identity per request: a token beside the claims is refused, not ignored.
-        let token_too = credentials.authorization.and_then(bearer_token).is_some()
-            || credentials.cookie_header.and_then(cookie_token).is_some();
-        if token_too {
-            return Err(RefusalReason::SeveralSources);
-        }
-        return from_claims_header(header, now);
-    }
-    if let Some(secret) = &settings.jwt_secret {
-        if let Some(token) = dev_token(credentials)? {
-            let user = verify_hs256(token, secret.as_bytes(), now)?;
-            return Ok(Caller::minted(user));
-        }
-    }
-    if settings.require_auth {
-        Err(RefusalReason::Missing)
-    } else {
-        Ok(Caller::anonymous())
-    }
+    finish(plan(credentials, settings)?, settings, None, now)
 }
 
 fn from_claims_header(header: &str, now: f64) -> Result<Caller, RefusalReason> {
-    if header.len() > MAX_HEADER_BYTES {
-        return Err(RefusalReason::TooLarge);
-    }
     let (user, expiry) = AuthUser::from_claims_with_expiry(header)?;
-    if expiry.is_some_and(|exp| exp + super::jwt::LEEWAY_SECONDS <= now) {
+    if expiry.is_some_and(|exp| exp + LEEWAY_SECONDS <= now) {
         return Err(RefusalReason::ClaimsExpired);
     }
     Ok(Caller::forwarding(user, header))
 }
 
-/// The token from the cookie and/or the bearer header; both present must agree.
-fn dev_token<'a>(credentials: Credentials<'a>) -> Result<Option<&'a str>, RefusalReason> {
-    let too_large = |value: Option<&str>| value.is_some_and(|v| v.len() > MAX_HEADER_BYTES);
-    if too_large(credentials.cookie_header) || too_large(credentials.authorization) {
-        return Err(RefusalReason::TooLarge);
-    }
-    let from_cookie = credentials.cookie_header.and_then(cookie_token);
+/// The token from the cookie and/or the bearer header; both present must agree, and the
+/// cookie may carry one token only.
+fn presented_token<'a>(credentials: Credentials<'a>) -> Result<Option<&'a str>, RefusalReason> {
+    let from_cookie = match credentials.cookie_header {
+        Some(header) => cookie_token(header)?,
+        None => None,
+    };
     let from_bearer = credentials.authorization.and_then(bearer_token);
     match (from_cookie, from_bearer) {
         (Some(a), Some(b)) if a != b => Err(RefusalReason::ConflictingTokens),
@@ -166,11 +268,16 @@ fn dev_token<'a>(credentials: Credentials<'a>) -> Result<Option<&'a str>, Refusa
     }
 }
 
-fn cookie_token(cookie_header: &str) -> Option<&str> {
-    cookie_header.split(';').find_map(|pair| {
+fn cookie_token(cookie_header: &str) -> Result<Option<&str>, RefusalReason> {
+    let mut tokens = cookie_header.split(';').filter_map(|pair| {
         let (name, value) = pair.trim().split_once('=')?;
         (name.trim() == TOKEN_COOKIE).then(|| value.trim().trim_matches('"'))
-    })
+    });
+    let first = tokens.next();
+    if tokens.next().is_some() {
+        return Err(RefusalReason::Duplicate);
+    }
+    Ok(first)
 }
 
 fn bearer_token(authorization: &str) -> Option<&str> {
@@ -192,6 +299,8 @@ mod tests {
         IdentitySettings {
             require_auth,
             jwt_secret: secret.then(|| SECRET.to_string()),
+            trust_gateway_header: true,
+            oidc: None,
         }
     }
 
@@ -234,22 +343,24 @@ mod tests {
     fn an_unusable_claims_header_is_refused_and_never_falls_through() {
         let s = settings(false, true);
         let bearer = format!("Bearer {}", valid_token());
-        // A valid token beside claims, usable or not, is refused: one identity per request.
-        for claims in ["%%%not-base64%%%", r#"{"sub":"ana"}"#] {
-            let both = Credentials {
-                claims_header: Some(claims),
-                authorization: Some(bearer.as_str()),
-                ..Credentials::default()
-            };
-            assert_eq!(reason(both, &s), RefusalReason::SeveralSources);
-        }
+        // A trusted claims header wins over a token beside it: the token is not looked at, and an
+        // unusable header is refused rather than falling through to the token.
+        let both = Credentials {
+            claims_header: Some("%%%not-base64%%%"),
+            authorization: Some(bearer.as_str()),
+            ..Credentials::default()
+        };
+        assert_eq!(
+            reason(both, &s),
+            RefusalReason::Claims(ClaimsError::Malformed)
+        );
         let cookie = format!("{TOKEN_COOKIE}={}", valid_token());
         let with_cookie = Credentials {
             claims_header: Some(r#"{"sub":"ana"}"#),
             cookie_header: Some(cookie.as_str()),
-            ..Credentials::default()
+            authorization: Some(bearer.as_str()),
         };
-        assert_eq!(reason(with_cookie, &s), RefusalReason::SeveralSources);
+        assert_eq!(identify(with_cookie, &s, NOW).unwrap().user.sub, "ana");
         // Malformed base64, and base64 of something that is not JSON.
         assert_eq!(
             reason(header("%%%not-base64%%%"), &s),
@@ -320,11 +431,14 @@ mod tests {
             // The downstream services get an equivalent claims header.
             let minted = caller.forwarded_claims.unwrap();
             assert_eq!(AuthUser::from_claims(&minted).unwrap(), caller.user);
-            // Without the secret the token is not even looked at.
-            assert_eq!(
-                reason(credentials, &settings(true, false)),
-                RefusalReason::Missing
-            );
+            // Without the secret (and no OIDC) a token is refused, even where anonymous callers
+            // are allowed: whoever sent it meant to be someone.
+            for require_auth in [true, false] {
+                assert_eq!(
+                    reason(credentials, &settings(require_auth, false)),
+                    RefusalReason::TokensNotAccepted
+                );
+            }
         }
     }
 
@@ -399,5 +513,113 @@ mod tests {
             ..Credentials::default()
         };
         assert_eq!(reason(basic, &settings(true, true)), RefusalReason::Missing);
+    }
+
+    #[test]
+    fn an_untrusted_claims_header_is_refused_even_beside_a_good_token() {
+        let s = IdentitySettings {
+            trust_gateway_header: false,
+            ..settings(true, true)
+        };
+        let bearer = format!("Bearer {}", valid_token());
+        let credentials = Credentials {
+            claims_header: Some(r#"{"sub":"root","roles":["admin"]}"#),
+            authorization: Some(&bearer),
+            ..Credentials::default()
+        };
+        assert_eq!(
+            reason(credentials, &s),
+            RefusalReason::UntrustedClaimsHeader
+        );
+        let alone = Credentials {
+            authorization: Some(&bearer),
+            ..Credentials::default()
+        };
+        assert_eq!(identify(alone, &s, NOW).unwrap().user.sub, "eval");
+    }
+
+    #[test]
+    fn two_token_cookies_are_refused_not_resolved_by_order() {
+        let t = valid_token();
+        let cookie = format!("{TOKEN_COOKIE}={t}; theme=dark; {TOKEN_COOKIE}={t}");
+        let credentials = Credentials {
+            cookie_header: Some(&cookie),
+            ..Credentials::default()
+        };
+        assert_eq!(
+            reason(credentials, &settings(true, true)),
+            RefusalReason::Duplicate
+        );
+    }
+
+    #[test]
+    fn bearer_tokens_are_planned_by_algorithm_and_configuration() {
+        let oidc = OidcSettings {
+            jwks_url: "http://127.0.0.1:1/jwks".parse().unwrap(),
+            issuer: "https://login.example".into(),
+            audience: "agent".into(),
+        };
+        let rs256 = |kid: Option<&str>| {
+            let header = match kid {
+                Some(kid) => format!(r#"{{"alg":"RS256","kid":"{kid}"}}"#),
+                None => r#"{"alg":"RS256"}"#.to_string(),
+            };
+            let b64url = |t: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(t);
+            format!(
+                "Bearer {}.{}.c2ln",
+                b64url(&header),
+                b64url(r#"{"sub":"x"}"#)
+            )
+        };
+        let with = |authorization: &str, settings: &IdentitySettings| {
+            let credentials = Credentials {
+                authorization: Some(authorization),
+                ..Credentials::default()
+            };
+            plan(credentials, settings).map(|p| match p {
+                Plan::Oidc { kid, .. } => format!("oidc {kid}"),
+                Plan::DevToken(_) => "dev".to_string(),
+                other => format!("{other:?}"),
+            })
+        };
+        let both = IdentitySettings {
+            oidc: Some(oidc.clone()),
+            ..settings(true, true)
+        };
+        let oidc_only = IdentitySettings {
+            oidc: Some(oidc),
+            ..settings(true, false)
+        };
+        let dev = format!("Bearer {}", valid_token());
+        assert_eq!(with(&dev, &both), Ok("dev".to_string()));
+        assert_eq!(with(&rs256(Some("k1")), &both), Ok("oidc k1".to_string()));
+        assert_eq!(
+            with(&rs256(Some("k1")), &oidc_only),
+            Ok("oidc k1".to_string())
+        );
+        // An HS256 token without the dev secret is an OIDC token, refused later for its alg.
+        assert_eq!(with(&dev, &oidc_only), Err(RefusalReason::MissingKeyId));
+        assert_eq!(
+            with(&rs256(None), &oidc_only),
+            Err(RefusalReason::MissingKeyId)
+        );
+        assert_eq!(
+            with(&rs256(Some("k1")), &settings(true, false)),
+            Err(RefusalReason::TokensNotAccepted)
+        );
+        // An OIDC plan with no key held is refused as an unknown key.
+        let bearer = rs256(Some("k1"));
+        let planned = plan(
+            Credentials {
+                authorization: Some(&bearer),
+                ..Credentials::default()
+            },
+            &oidc_only,
+        )
+        .unwrap();
+        assert_eq!(
+            finish(planned, &oidc_only, None, NOW),
+            Err(RefusalReason::UnknownKey)
+        );
     }
 }

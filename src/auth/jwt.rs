@@ -1,13 +1,13 @@
-//! The development token: an HS256 JWT signed with `EVAL_JWT_SECRET`, carrying flat
-//! `{sub, roles, domains, exp}` claims. Only HS256 is accepted (the algorithm is never taken
-//! from the token to pick a key), `exp` is required, and the signature is compared in constant
-//! time. Pure: the caller passes the clock.
+//! Signed tokens, through the `jsonwebtoken` crate: the rules every accepted JWT follows
+//! ([`TokenRules`]: one allowed algorithm family, `exp` required, `nbf` honoured, a small leeway,
+//! issuer and audience when configured) and the development token (HS256 with
+//! `EVAL_JWT_SECRET`, flat `{sub, roles, domains, exp}` claims). The algorithm is never taken
+//! from the token to pick a key. Pure: the caller passes the clock, and the crate's own time
+//! checks are off so that one clock rules every path.
 
 use super::{AuthUser, ClaimsError};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
 
 /// Tokens longer than this are refused before any decoding.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
@@ -29,7 +29,7 @@ pub enum JwtError {
     TooLarge,
     #[error("the token is not a JWT")]
     Malformed,
-    #[error("the token is not signed with HS256")]
+    #[error("the token is not signed with an accepted algorithm")]
     Algorithm,
     #[error("the token's signature does not match")]
     Signature,
@@ -47,10 +47,32 @@ pub enum JwtError {
     Claims(#[from] ClaimsError),
 }
 
+/// What a token must satisfy besides its signature.
+#[derive(Debug, Clone)]
+pub struct TokenRules<'a> {
+    pub algorithms: &'a [Algorithm],
+    /// `Some`: `iss` must equal it. `None`: `iss` may be absent, or must equal `default_name`.
+    pub issuer: Option<&'a str>,
+    /// `Some`: `aud` must contain it. `None`: as for the issuer.
+    pub audience: Option<&'a str>,
+    /// The name an unconfigured `iss`/`aud` may carry (the dev token's own).
+    pub default_name: Option<&'a str>,
+    /// Longest life accepted (`exp` ahead of now and of `iat`), if bounded.
+    pub max_lifetime: Option<f64>,
+}
+
+/// The header fields read before verification: which key and which algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenHeader {
+    pub alg: String,
+    pub kid: Option<String>,
+}
+
 #[derive(serde::Deserialize)]
-struct Header {
+struct RawHeader {
     alg: Option<String>,
     typ: Option<String>,
+    kid: Option<String>,
     crit: Option<serde_json::Value>,
 }
 
@@ -64,20 +86,25 @@ struct RegisteredClaims {
     aud: Option<serde_json::Value>,
 }
 
-/// Verifies `token` against `secret` at `now` (seconds since the epoch) and reads its caller.
-pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, JwtError> {
+/// Reads a token's header without trusting it: refuses oversized tokens, `crit` extensions and
+/// a `typ` other than JWT.
+pub fn read_header(token: &str) -> Result<TokenHeader, JwtError> {
     let token = token.trim();
     if token.len() > MAX_TOKEN_BYTES {
         return Err(JwtError::TooLarge);
     }
     let mut parts = token.split('.');
-    let (Some(header_b64), Some(claims_b64), Some(signature_b64), None) =
+    let (Some(header_b64), Some(_), Some(_), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(JwtError::Malformed);
     };
-    let header: Header = decode_json(header_b64)?;
-    if header.alg.as_deref() != Some("HS256") || header.crit.is_some() {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header_b64)
+        .map_err(|_| JwtError::Malformed)?;
+    let header: RawHeader = serde_json::from_slice(&bytes).map_err(|_| JwtError::Malformed)?;
+    if header.crit.is_some() {
         return Err(JwtError::Algorithm);
     }
     if header
@@ -87,58 +114,132 @@ pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, Jw
     {
         return Err(JwtError::WrongRecipient);
     }
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature_b64)
-        .map_err(|_| JwtError::Malformed)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).map_err(|_| JwtError::Signature)?;
-    mac.update(header_b64.as_bytes());
-    mac.update(b".");
-    mac.update(claims_b64.as_bytes());
-    mac.verify_slice(&signature)
-        .map_err(|_| JwtError::Signature)?;
+    Ok(TokenHeader {
+        alg: header.alg.ok_or(JwtError::Algorithm)?,
+        kid: header.kid,
+    })
+}
 
-    let claims_json = URL_SAFE_NO_PAD
-        .decode(claims_b64)
-        .map_err(|_| JwtError::Malformed)?;
-    let times: RegisteredClaims =
-        serde_json::from_slice(&claims_json).map_err(|_| JwtError::Malformed)?;
-    check_recipient(&times)?;
-    let exp = times
+/// Verifies `token` with `key` under `rules` at `now` (seconds since the epoch) and reads its
+/// caller from the claims (`memberships`, or `roles` and `domains`).
+pub fn verify(
+    token: &str,
+    key: &DecodingKey,
+    rules: &TokenRules<'_>,
+    now: f64,
+) -> Result<AuthUser, JwtError> {
+    let token = token.trim();
+    let header = read_header(token)?;
+    let allowed = rules
+        .algorithms
+        .iter()
+        .any(|alg| algorithm_name(*alg) == header.alg);
+    if !allowed {
+        return Err(JwtError::Algorithm);
+    }
+    let mut validation = Validation::new(rules.algorithms[0]);
+    validation.algorithms = rules.algorithms.to_vec();
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.validate_aud = false;
+    validation.required_spec_claims.clear();
+    let data =
+        jsonwebtoken::decode::<serde_json::Value>(token, key, &validation).map_err(|error| {
+            match error.kind() {
+                ErrorKind::InvalidSignature => JwtError::Signature,
+                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+                    JwtError::Algorithm
+                }
+                _ => JwtError::Malformed,
+            }
+        })?;
+    let registered: RegisteredClaims =
+        serde_json::from_value(data.claims.clone()).map_err(|_| JwtError::Malformed)?;
+    check_recipient(&registered, rules)?;
+    check_times(&registered, rules.max_lifetime, now)?;
+    Ok(AuthUser::from_claims(&data.claims.to_string())?)
+}
+
+/// The development token: HS256 with `secret`, issuer and audience absent or this service's,
+/// at most a day long.
+pub fn verify_hs256(token: &str, secret: &[u8], now: f64) -> Result<AuthUser, JwtError> {
+    let rules = TokenRules {
+        algorithms: &[Algorithm::HS256],
+        issuer: None,
+        audience: None,
+        default_name: Some(DEV_TOKEN_ISSUER),
+        max_lifetime: Some(MAX_LIFETIME_SECONDS),
+    };
+    verify(token, &DecodingKey::from_secret(secret), &rules, now)
+}
+
+fn algorithm_name(algorithm: Algorithm) -> &'static str {
+    match algorithm {
+        Algorithm::HS256 => "HS256",
+        Algorithm::HS384 => "HS384",
+        Algorithm::HS512 => "HS512",
+        Algorithm::RS256 => "RS256",
+        Algorithm::RS384 => "RS384",
+        Algorithm::RS512 => "RS512",
+        Algorithm::ES256 => "ES256",
+        Algorithm::ES384 => "ES384",
+        Algorithm::PS256 => "PS256",
+        Algorithm::PS384 => "PS384",
+        Algorithm::PS512 => "PS512",
+        Algorithm::EdDSA => "EdDSA",
+    }
+}
+
+fn check_times(
+    claims: &RegisteredClaims,
+    max_lifetime: Option<f64>,
+    now: f64,
+) -> Result<(), JwtError> {
+    let exp = claims
         .exp
-        .and_then(|n| n.as_f64())
+        .as_ref()
+        .and_then(serde_json::Number::as_f64)
         .ok_or(JwtError::MissingExpiry)?;
     if exp + LEEWAY_SECONDS <= now {
         return Err(JwtError::Expired);
     }
-    let issued = times.iat.and_then(|n| n.as_f64()).unwrap_or(now);
-    if exp - now.min(issued) > MAX_LIFETIME_SECONDS + LEEWAY_SECONDS {
-        return Err(JwtError::TooLongLived);
+    if let Some(limit) = max_lifetime {
+        let issued = claims
+            .iat
+            .as_ref()
+            .and_then(serde_json::Number::as_f64)
+            .unwrap_or(now);
+        if exp - now.min(issued) > limit + LEEWAY_SECONDS {
+            return Err(JwtError::TooLongLived);
+        }
     }
-    if let Some(nbf) = times.nbf.and_then(|n| n.as_f64()) {
+    if let Some(nbf) = claims.nbf.as_ref().and_then(serde_json::Number::as_f64) {
         if nbf - LEEWAY_SECONDS > now {
             return Err(JwtError::NotYetValid);
         }
     }
-    let text = std::str::from_utf8(&claims_json).map_err(|_| JwtError::Malformed)?;
-    Ok(AuthUser::from_claims(text)?)
+    Ok(())
 }
 
-/// `iss` and `aud` may be left out; when present they must name this service.
-fn check_recipient(claims: &RegisteredClaims) -> Result<(), JwtError> {
+/// A configured issuer must be the token's `iss`, a configured audience among its `aud`;
+/// unconfigured, they may be left out or name `default_name`.
+fn check_recipient(claims: &RegisteredClaims, rules: &TokenRules<'_>) -> Result<(), JwtError> {
     let names = |value: &serde_json::Value, expected: &str| match value {
         serde_json::Value::String(s) => s == expected,
         serde_json::Value::Array(items) => items.iter().any(|i| i.as_str() == Some(expected)),
         _ => false,
     };
-    let issuer_ok = claims
-        .iss
-        .as_ref()
-        .is_none_or(|v| names(v, DEV_TOKEN_ISSUER));
-    let audience_ok = claims
-        .aud
-        .as_ref()
-        .is_none_or(|v| names(v, DEV_TOKEN_AUDIENCE));
-    if issuer_ok && audience_ok {
+    let matches = |value: Option<&serde_json::Value>, configured: Option<&str>| match configured {
+        Some(expected) => value.is_some_and(|v| names(v, expected)),
+        None => value.is_none_or(|v| rules.default_name.is_some_and(|d| names(v, d))),
+    };
+    let issuer_ok = match (rules.issuer, claims.iss.as_ref()) {
+        // An issuer is one string, never a list.
+        (Some(expected), Some(serde_json::Value::String(s))) => s == expected,
+        (Some(_), _) => false,
+        (None, value) => matches(value, None),
+    };
+    if issuer_ok && matches(claims.aud.as_ref(), rules.audience) {
         Ok(())
     } else {
         Err(JwtError::WrongRecipient)
@@ -147,26 +248,19 @@ fn check_recipient(claims: &RegisteredClaims) -> Result<(), JwtError> {
 
 /// Signs `claims` as an HS256 JWT: for tests and for evaluation runs that mint their own token.
 pub fn sign_hs256(claims: &serde_json::Value, secret: &[u8]) -> String {
-    let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any length");
-    mac.update(header.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{header}.{payload}.{signature}")
-}
-
-fn decode_json<T: serde::de::DeserializeOwned>(part: &str) -> Result<T, JwtError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(part)
-        .map_err(|_| JwtError::Malformed)?;
-    serde_json::from_slice(&bytes).map_err(|_| JwtError::Malformed)
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret),
+    )
+    .expect("HS256 signs any JSON claims")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
     use serde_json::json;
 
     const SECRET: &[u8] = b"dev-secret";
@@ -280,6 +374,40 @@ mod tests {
     fn expiry_within_the_leeway_is_accepted() {
         let token = sign_hs256(&claims(Some(NOW - 10.0)), SECRET);
         assert!(verify_hs256(&token, SECRET, NOW).is_ok());
+    }
+
+    #[test]
+    fn a_configured_issuer_and_audience_are_required() {
+        let rules = TokenRules {
+            algorithms: &[Algorithm::HS256],
+            issuer: Some("https://login.example"),
+            audience: Some("agent"),
+            default_name: None,
+            max_lifetime: None,
+        };
+        let key = DecodingKey::from_secret(SECRET);
+        let token = |extra: serde_json::Value| {
+            let mut c = claims(Some(NOW + 60.0));
+            c.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            sign_hs256(&c, SECRET)
+        };
+        let good = token(json!({"iss": "https://login.example", "aud": ["x", "agent"]}));
+        assert_eq!(verify(&good, &key, &rules, NOW).unwrap().sub, "eval");
+        for bad in [
+            json!({"aud": "agent"}),
+            json!({"iss": "https://evil.example", "aud": "agent"}),
+            json!({"iss": ["https://login.example"], "aud": "agent"}),
+            json!({"iss": "https://login.example"}),
+            json!({"iss": "https://login.example", "aud": "other"}),
+        ] {
+            assert_eq!(
+                verify(&token(bad.clone()), &key, &rules, NOW),
+                Err(JwtError::WrongRecipient),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

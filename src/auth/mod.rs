@@ -1,10 +1,13 @@
 //! Who is asking and what they may do: the role hierarchy shipped in `roles.json`, the caller as
-//! data ([`AuthUser`]), the caller of a request ([`identity`]: gateway claims header, dev token,
-//! anonymous), the dev token itself ([`jwt`]), and the Cedar policies ([`authz`]).
+//! data ([`AuthUser`]), the caller of a request ([`identity`]: gateway claims header, OIDC
+//! bearer token, dev token, anonymous), signed tokens ([`jwt`]), OIDC keys ([`oidc`], pure, and
+//! [`jwks`], their fetching cache), and the Cedar policies ([`authz`]).
 
 pub mod authz;
 pub mod identity;
+pub mod jwks;
 pub mod jwt;
+pub mod oidc;
 mod roles;
 mod user;
 

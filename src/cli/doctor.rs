@@ -70,6 +70,7 @@ pub async fn run(config_file: Option<&Path>, args: DoctorArgs) -> Result<ExitCod
         })
         .collect();
     let checks = vec![
+        identity_check(&config).await,
         store_check(&config).await,
         provider_check(&config).await,
         embedder_check(&config).await,
@@ -165,7 +166,11 @@ async fn store_check(config: &Config) -> Check {
             .embedding_dim
             .map_or("-".to_string(), |d| d.to_string()),
     );
-    let embedder = embed::from_config(&config.embedding);
+    let embedder = embed::from_config(
+        &config
+            .embedding
+            .for_store(status.embedding_model.as_deref()),
+    );
     match check_embedding(
         status.embedding_model,
         status.embedding_dim,
@@ -173,12 +178,19 @@ async fn store_check(config: &Config) -> Check {
         embedder.dim(),
     ) {
         Ok(_) => Check::pass("store", stored),
-        Err(error) => Check::fail(
-            "store",
-            format!("{stored}; {error}"),
-            "set EMBEDDING_MODEL/EMBEDDING_DIM to what the store holds, or rebuild it \
-             (`crowdvision-agent db reset --yes`, then ingest)",
-        ),
+        Err(error) => {
+            let fix = match &error {
+                crowdvision_agent::retrieval::store::StoreError::EmbeddingMismatch {
+                    fix, ..
+                } => fix.clone(),
+                _ => "rebuild the store".to_string(),
+            };
+            Check::fail(
+                "store",
+                format!("{stored}; {error}"),
+                format!("{fix}, or rebuild it (`crowdvision-agent db reset --yes`, then ingest)"),
+            )
+        }
     }
 }
 
@@ -276,6 +288,33 @@ async fn embedder_check(config: &Config) -> Check {
 }
 
 /// Any HTTP answer counts as reachable: the services refuse an unidentified request.
+/// Which identity paths `serve` accepts, and for OIDC whether the JWKS reads.
+async fn identity_check(config: &Config) -> Check {
+    let settings = crowdvision_agent::auth::identity::IdentitySettings {
+        require_auth: config.access.require_auth,
+        jwt_secret: config.access.eval_jwt_secret.clone(),
+        trust_gateway_header: config.access.trust_gateway_header,
+        oidc: config.access.oidc.clone(),
+    };
+    let modes = settings.describe();
+    let Some(oidc) = &config.access.oidc else {
+        return Check::pass("identity", modes);
+    };
+    let cache = crowdvision_agent::auth::jwks::JwksCache::new(
+        oidc.jwks_url.clone(),
+        crowdvision_agent::auth::jwks::FETCH_TIMEOUT,
+    );
+    match cache.refresh_now().await {
+        Ok(keys) => Check::pass("identity", format!("{modes}; {keys} signing keys read")),
+        Err(error) => Check::fail(
+            "identity",
+            format!("{modes}; the JWKS could not be read: {error}"),
+            "point OIDC_JWKS_URL at the identity provider's jwks_uri (from its \
+             /.well-known/openid-configuration)",
+        ),
+    }
+}
+
 async fn service_check(part: &'static str, url: &str) -> Check {
     match http_client().get(url).send().await {
         Ok(response) => Check::pass(

@@ -38,9 +38,10 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
         .migrate(config.embedding.dim)
         .await
         .context("preparing the store")?;
+    let embedding = store::embedding_for(store.as_ref(), &config.embedding).await;
     let ingestor = Ingestor {
         store,
-        embedder: embed::from_config(&config.embedding),
+        embedder: embed::from_config(&embedding),
         chunker: Chunker::new(config.chunking),
     };
     let options = IngestOptions {

@@ -90,6 +90,7 @@ pub enum Command {
     /// Golden-dataset evaluation: assertions, an LLM judge, xfail, repeats, model sweeps, reports.
     Eval(eval::EvalArgs),
     /// Serve the HTTP API: POST /ask (JSON or SSE), GET /healthz, GET /readyz.
+    #[command(after_help = include_str!("help/serve-identity.txt"))]
     Serve(serve::ServeArgs),
     /// The tool registry: list the tools, or call one directly as the caller.
     Tools(tools::ToolsArgs),

@@ -1,5 +1,7 @@
-//! `serve`: the HTTP API on `BIND` (default 0.0.0.0:3000) until SIGTERM or Ctrl-C, then a
-//! graceful stop: no new connections, answers in flight finish within SHUTDOWN_GRACE_SECONDS.
+//! `serve`: the HTTP API on `BIND` (default 127.0.0.1:3000, loopback only) until SIGTERM or
+//! Ctrl-C, then a graceful stop: no new connections, answers in flight finish within
+//! SHUTDOWN_GRACE_SECONDS. With OIDC configured, the JWKS is fetched at start and refreshed on a
+//! timer.
 
 use super::ask;
 use anyhow::{Context, Result};
@@ -12,7 +14,7 @@ use std::sync::Arc;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (default: BIND, 0.0.0.0:3000).
+    /// Address to listen on (default: BIND, 127.0.0.1:3000; 0.0.0.0:PORT for every interface).
     #[arg(long, value_name = "ADDR")]
     bind: Option<SocketAddr>,
 }
@@ -29,6 +31,17 @@ pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         crowdvision_agent::observe::metrics::install_prometheus()
             .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?,
     );
+    if let Some(jwks) = &state.jwks {
+        match jwks.refresh_now().await {
+            Ok(keys) => eprintln!("serve: {keys} OIDC signing keys read"),
+            Err(error) => eprintln!(
+                "serve: warning: the OIDC key set could not be read yet ({error}); bearer tokens get 503 until it can"
+            ),
+        }
+        jwks.clone()
+            .spawn_refresher(crowdvision_agent::auth::jwks::REFRESH_EVERY);
+    }
+    eprintln!("serve: identity: {}", state.identity.describe());
     let bind = args.bind.unwrap_or(config.server.bind);
     let listener = tokio::net::TcpListener::bind(bind)
         .await

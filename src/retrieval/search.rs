@@ -61,9 +61,11 @@ pub struct Retriever {
 impl Retriever {
     /// Opens the configured store with the configured embedder and reranker.
     pub async fn from_config(config: &Config) -> Result<Retriever, StoreError> {
+        let store = super::store::open_existing(&config.store.location).await?;
+        let embedding = super::store::embedding_for(store.as_ref(), &config.embedding).await;
         Ok(Retriever {
-            store: super::store::open_existing(&config.store.location).await?,
-            embedder: super::embed::from_config(&config.embedding),
+            store,
+            embedder: super::embed::from_config(&embedding),
             reranker: super::rerank::from_config(&config.retrieval.reranker),
             settings: config.retrieval.clone(),
         })

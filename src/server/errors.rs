@@ -59,6 +59,18 @@ impl ApiError {
         }
     }
 
+    /// The identity provider's keys could not be read yet: retry, the token may be good.
+    pub fn identity_unavailable(retry_after: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "identity_unavailable",
+                "the identity provider's keys could not be read; retry shortly",
+            )
+        }
+    }
+
     pub fn deadline() -> ApiError {
         ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -113,6 +125,10 @@ impl From<AgentError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if self.status.is_client_error() {
+            // Every refusal is diagnosable on the replica; the message is the one sent.
+            tracing::info!(status = self.status.as_u16(), code = self.code, message = %self.message, "request refused");
+        }
         let mut response = (self.status, axum::Json(self.body())).into_response();
         if let Some(seconds) = self.retry_after {
             if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {

@@ -1,7 +1,7 @@
 //! The HTTP API (`serve`): `POST /ask` (JSON, or server-sent events with `stream: true`),
 //! `POST /ingest` (admins: the configured root and/or inline documents, never a path from the
 //! request), `GET /healthz`, `GET /readyz`, `GET /openapi.json`. A thin shell over the same library `ask` uses: identity from
-//! the request through [`crate::auth::identity::identify`], answers from [`Agent::answer`].
+//! the request through [`crate::auth::identity::plan`] and `finish`, answers from [`Agent::answer`].
 //!
 //! Limits that keep it up: a request body limit (413), the question length (422), a deadline
 //! per request (504, or an SSE `error` event), a bound on answers in flight with load shedding
@@ -56,6 +56,8 @@ pub struct AppState {
     pub authz: Arc<crate::auth::authz::Authorizer>,
     pub ingest: IngestSettings,
     pub identity: IdentitySettings,
+    /// The identity provider's keys, when OIDC bearer tokens are accepted.
+    pub jwks: Option<Arc<crate::auth::jwks::JwksCache>>,
     pub settings: ServerSettings,
     /// Whether a provider key is configured (for `/readyz`).
     pub provider_configured: bool,
@@ -76,6 +78,12 @@ impl AppState {
     ) -> AppState {
         AppState {
             slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
+            jwks: identity.oidc.as_ref().map(|oidc| {
+                Arc::new(crate::auth::jwks::JwksCache::new(
+                    oidc.jwks_url.clone(),
+                    crate::auth::jwks::FETCH_TIMEOUT,
+                ))
+            }),
             agent,
             retriever,
             authz,
@@ -110,6 +118,8 @@ impl AppState {
             IdentitySettings {
                 require_auth: config.access.require_auth,
                 jwt_secret: config.access.eval_jwt_secret.clone(),
+                trust_gateway_header: config.access.trust_gateway_header,
+                oidc: config.access.oidc.clone(),
             },
             ServerSettings {
                 max_body_bytes: config.server.max_request_bytes,

@@ -4,7 +4,8 @@ use super::errors::ApiError;
 use super::AppState;
 use crate::agent::answer::{AgentEvent, HistoryMessage, Question};
 use crate::agent::response::AskResponse;
-use crate::auth::identity::{identify, Caller, Credentials};
+use crate::auth::identity::{finish, plan, Caller, Credentials, Plan, RefusalReason};
+use crate::auth::jwks::KeyLookup;
 use crate::observe::metrics;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -24,16 +25,24 @@ const CLAIMS_HEADER: &str = "x-gateway-claims";
 /// Longest part of a parse error sent back.
 const MAX_DETAIL_CHARS: usize = 200;
 
-/// The body of `POST /ask` (contracts §5).
+/// The body of `POST /ask`.
 #[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
 pub struct AskRequest {
+    /// The question; blank is refused (422), and so is one longer than the server's
+    /// `MAX_QUESTION_CHARS` (4000 by default).
+    #[schema(min_length = 1, max_length = 4000)]
     pub question: String,
+    /// Answer as server-sent events instead of one JSON object.
     #[serde(default)]
     pub stream: bool,
+    /// The answer model, for callers whose role may choose it (`MODEL_OVERRIDE_MIN_ROLE`).
     #[serde(default)]
     pub model: Option<String>,
+    /// Passages `search_docs` returns.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 50)]
     pub top_k: Option<usize>,
+    /// Earlier turns of the conversation, oldest first.
     #[serde(default)]
     pub history: Vec<HistoryMessage>,
 }
@@ -97,19 +106,53 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         title = "crowdvision-agent",
         description = "Answers about buildings, rooms, occupancy and sensors"
     ),
-    paths(ask, ingest, healthz, readyz),
+    paths(ask, ingest, healthz, readyz, openapi, metrics_text),
     components(schemas(
         AskRequest,
         IngestRequest,
         InlineDocument,
         crate::agent::response::AskResponse,
+        crate::agent::answer::AgentEvent,
         super::errors::ErrorBody
     ))
 )]
 pub struct ApiDoc;
 
-async fn openapi() -> Json<utoipa::openapi::OpenApi> {
-    Json(<ApiDoc as utoipa::OpenApi>::openapi())
+/// The API description: the generated paths and schemas, plus what the derive cannot say: how
+/// a caller identifies itself and the events of a streamed answer.
+pub fn openapi_document() -> serde_json::Value {
+    let mut doc = serde_json::to_value(<ApiDoc as utoipa::OpenApi>::openapi()).unwrap_or_default();
+    doc["components"]["securitySchemes"] = serde_json::json!({
+        "gateway_claims": {
+            "type": "apiKey", "in": "header", "name": CLAIMS_HEADER,
+            "description": "Base64 of the caller's JSON claims ({sub, memberships: [{domain, role}]} or {sub, roles, domains}), set by a trusted gateway (TRUST_GATEWAY_HEADER). A client's own value is removed by the proxy."
+        },
+        "bearer": {
+            "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+            "description": "An OIDC access token (RS256 or ES256, verified against OIDC_JWKS_URL with OIDC_ISSUER and OIDC_AUDIENCE), or a development token (HS256 with EVAL_JWT_SECRET). Claims map as for the gateway header."
+        }
+    });
+    let security = serde_json::json!([{"gateway_claims": []}, {"bearer": []}]);
+    for path in ["/ask", "/ingest"] {
+        doc["paths"][path]["post"]["security"] = security.clone();
+    }
+    doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"] = serde_json::json!({
+        "schema": {
+            "description": "With `stream: true`: events `token`, `tool_call` and `tool_result` (data: AgentEvent) as they happen, then exactly one of `done` (data: AskResponse) or `error` (data: ErrorBody).",
+            "oneOf": [
+                {"$ref": "#/components/schemas/AgentEvent"},
+                {"$ref": "#/components/schemas/AskResponse"},
+                {"$ref": "#/components/schemas/ErrorBody"}
+            ]
+        }
+    });
+    doc
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "the OpenAPI document")))]
+async fn openapi() -> Json<serde_json::Value> {
+    Json(openapi_document())
 }
 
 /// The process is up.
@@ -167,7 +210,11 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
     response
 }
 
-/// `GET /metrics`: Prometheus text format.
+/// Prometheus metrics of this replica (not served through the proxy: scrape each replica).
+#[utoipa::path(get, path = "/metrics", responses(
+    (status = 200, description = "Prometheus text format", content_type = "text/plain"),
+    (status = 404, description = "this process exports no metrics", body = super::errors::ErrorBody),
+))]
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     match &state.metrics {
         Some(handle) => (
@@ -194,7 +241,7 @@ async fn not_found() -> ApiError {
     (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
     (status = 403, description = "model override below the required role", body = super::errors::ErrorBody),
     (status = 413, description = "body too large", body = super::errors::ErrorBody),
-    (status = 422, description = "question empty or too long", body = super::errors::ErrorBody),
+    (status = 422, description = "question empty or too long, or top_k outside 1..=50", body = super::errors::ErrorBody),
     (status = 502, description = "the provider failed", body = super::errors::ErrorBody),
     (status = 503, description = "too many answers in flight (Retry-After)", body = super::errors::ErrorBody),
     (status = 504, description = "the answer missed the deadline", body = super::errors::ErrorBody),
@@ -204,9 +251,22 @@ async fn ask(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state)?;
+    let caller = caller(&headers, &state).await?;
     let request: AskRequest = parse_json(body, "an ask request")?;
     let question = question(request.question.as_str(), &state)?;
+    if request
+        .top_k
+        .is_some_and(|k| !(1..=crate::retrieval::search::MAX_TOP_K).contains(&k))
+    {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "top_k_out_of_range",
+            format!(
+                "top_k must be between 1 and {}",
+                crate::retrieval::search::MAX_TOP_K
+            ),
+        ));
+    }
     let question = Question {
         model: request.model,
         top_k: request.top_k,
@@ -234,40 +294,58 @@ async fn ask(
     }
 }
 
-/// The caller of a request: exactly one value per identity header, then `identify`.
-fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, ApiError> {
-    let claims = single(headers, &HeaderName::from_static(CLAIMS_HEADER))?;
-    let authorization = single(headers, &header::AUTHORIZATION)?;
+/// The caller of a request: exactly one value per identity header, the identity path chosen,
+/// the JWKS key looked up for an OIDC token. Refusals are logged with their reason (never the
+/// token or the claims); a JWKS that could not be read yet is a 503 to retry, not a 401.
+async fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, ApiError> {
+    let refused = |reason: RefusalReason| {
+        tracing::info!(%reason, "request refused as unauthenticated");
+        ApiError::unauthenticated()
+    };
+    let claims = single(headers, &HeaderName::from_static(CLAIMS_HEADER)).map_err(refused)?;
+    let authorization = single(headers, &header::AUTHORIZATION).map_err(refused)?;
     let cookies: Vec<&str> = headers
         .get_all(header::COOKIE)
         .iter()
-        .map(|v| v.to_str().map_err(|_| ApiError::unauthenticated()))
+        .map(|v| v.to_str().map_err(|_| refused(RefusalReason::Missing)))
         .collect::<Result<_, _>>()?;
     let cookie = (!cookies.is_empty()).then(|| cookies.join("; "));
+    let credentials = Credentials {
+        claims_header: claims,
+        cookie_header: cookie.as_deref(),
+        authorization,
+    };
+    let plan = plan(credentials, &state.identity).map_err(refused)?;
+    let key = match (&plan, &state.jwks) {
+        (Plan::Oidc { kid, .. }, Some(jwks)) => match jwks.key(kid).await {
+            KeyLookup::Found(key) => Some(key),
+            KeyLookup::Unknown => None,
+            KeyLookup::Unavailable => {
+                tracing::warn!("request held back: the OIDC key set could not be read yet");
+                return Err(ApiError::identity_unavailable(
+                    state.settings.retry_after_seconds.max(5),
+                ));
+            }
+        },
+        _ => None,
+    };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    identify(
-        Credentials {
-            claims_header: claims,
-            cookie_header: cookie.as_deref(),
-            authorization,
-        },
-        &state.identity,
-        now,
-    )
-    .map_err(|_| ApiError::unauthenticated())
+    let caller = finish(plan, &state.identity, key.as_ref(), now).map_err(refused)?;
+    tracing::debug!(sub = %caller.user.sub, "request identified");
+    Ok(caller)
 }
 
 /// A header that may appear at most once; twice is a refusal, not "first wins".
-fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, ApiError> {
+fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, RefusalReason> {
     let mut values = headers.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
-        return Err(ApiError::unauthenticated());
+        return Err(RefusalReason::Duplicate);
     }
     first
-        .map(|v| v.to_str().map_err(|_| ApiError::unauthenticated()))
+        .map(|v| v.to_str().map_err(|_| RefusalReason::Missing))
         .transpose()
 }
 
@@ -362,7 +440,7 @@ async fn ingest(
 ) -> Result<Response, ApiError> {
     use crate::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};
     use crate::retrieval::source::SourceFile;
-    let caller = caller(&headers, &state)?;
+    let caller = caller(&headers, &state).await?;
     if !state.authz.can_ingest_documents(&caller.user) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,

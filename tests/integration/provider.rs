@@ -88,12 +88,31 @@ impl ScriptedProvider {
         *self.script.rule.lock().unwrap() = Some(Arc::new(rule));
     }
 
+    /// As [`ScriptedProvider::with_rule`], listening on `address` (`None` when it is taken).
+    pub async fn with_rule_on(
+        address: &str,
+        rule: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static,
+    ) -> Option<ScriptedProvider> {
+        let listener = tokio::net::TcpListener::bind(address).await.ok()?;
+        let provider = ScriptedProvider::serve_with(listener, Script::default(), Vec::new());
+        provider.set_rule(rule);
+        Some(provider)
+    }
+
     async fn serve(script: Script, replies: Vec<Reply>) -> ScriptedProvider {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ScriptedProvider::serve_with(listener, script, replies)
+    }
+
+    fn serve_with(
+        listener: tokio::net::TcpListener,
+        script: Script,
+        replies: Vec<Reply>,
+    ) -> ScriptedProvider {
         script.replies.lock().unwrap().extend(replies);
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .with_state(script.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         ScriptedProvider { url, script }

@@ -153,7 +153,7 @@ async fn health_readiness_and_unknown_routes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn identity_is_one_source_per_request() {
+async fn identity_is_one_per_request_and_a_trusted_gateway_header_wins() {
     let s = start(
         vec![],
         &[("EVAL_JWT_SECRET", "a-development-secret-of-32-bytes!")],
@@ -175,13 +175,22 @@ async fn identity_is_one_source_per_request() {
         .await
         .unwrap();
     assert_eq!(twice.status(), 401);
+    // An Authorization header the gateway passed along beside its claims: the claims win.
     let with_token = s
         .ask(Some(STAFF), hi.clone())
         .bearer_auth("x.y.z")
         .send()
         .await
         .unwrap();
-    assert_eq!(with_token.status(), 401);
+    assert_eq!(with_token.status(), 200);
+    let two_tokens = s
+        .ask(None, hi.clone())
+        .header("authorization", "Bearer a.b.c")
+        .header("authorization", "Bearer d.e.f")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(two_tokens.status(), 401);
     let fine = s.ask(Some(STAFF), hi).send().await.unwrap();
     assert_eq!(fine.status(), 200);
     let body: Value = fine.json().await.unwrap();
@@ -198,6 +207,128 @@ async fn identity_is_one_source_per_request() {
         text,
         r#"{"error":{"code":"unauthenticated","message":"authentication required"}}"#
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_that_does_not_trust_the_gateway_header_refuses_it() {
+    let secret = "a-development-secret-of-32-bytes!";
+    let s = start(
+        vec![],
+        &[
+            ("EVAL_JWT_SECRET", secret),
+            ("TRUST_GATEWAY_HEADER", "false"),
+        ],
+    )
+    .await;
+    s.provider.then_forever(answer("Hello.", usage(5, 1)));
+    let hi = json!({"question": "Is the lobby open?"});
+    let claims = s.ask(Some(ADMIN), hi.clone()).send().await.unwrap();
+    assert_eq!(error_of(claims).await, (401, "unauthenticated".to_string()));
+    let token = crowdvision_agent::auth::jwt::sign_hs256(
+        &json!({"sub": "t", "roles": ["business_staff"], "exp": chrono::Utc::now().timestamp() + 60}),
+        secret.as_bytes(),
+    );
+    let by_token = s.ask(None, hi).bearer_auth(token).send().await.unwrap();
+    assert_eq!(by_token.status(), 200);
+}
+
+/// The OpenAPI document against the router it describes: every documented route answers
+/// (never 404 or 405), identity is described, and the bounds are the ones enforced.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openapi_document_matches_the_router() {
+    let s = start(vec![], &[]).await;
+    s.provider.then_forever(answer("Hello.", usage(5, 1)));
+    let doc: Value = client()
+        .get(format!("{}/openapi.json", s.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    let documented: std::collections::BTreeSet<String> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    let expected: std::collections::BTreeSet<String> = [
+        "GET /healthz",
+        "GET /readyz",
+        "GET /openapi.json",
+        "GET /metrics",
+        "POST /ask",
+        "POST /ingest",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(documented, expected);
+    for route in &documented {
+        let (method, path) = route.split_once(' ').unwrap();
+        let url = format!("{}{path}", s.url);
+        let response = match method {
+            "GET" => client().get(url).send().await.unwrap(),
+            _ => client().post(url).json(&json!({})).send().await.unwrap(),
+        };
+        // This in-process server installed no metrics recorder: its /metrics is the router's
+        // documented 404 body, not the fallback's.
+        let status = response.status().as_u16();
+        assert_ne!(status, 405, "{route}");
+        if path != "/metrics" {
+            assert_ne!(status, 404, "{route}");
+        }
+    }
+    // An undocumented route is the fallback's 404.
+    let unknown = client()
+        .get(format!("{}/nope", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+
+    let schemes = &doc["components"]["securitySchemes"];
+    assert_eq!(schemes["gateway_claims"]["name"], "x-gateway-claims");
+    assert_eq!(schemes["bearer"]["scheme"], "bearer");
+    assert!(doc["paths"]["/ask"]["post"]["security"].is_array());
+    let stream = &doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"];
+    assert!(
+        stream["schema"]["oneOf"].as_array().unwrap().len() == 3,
+        "{stream}"
+    );
+    assert!(doc["components"]["schemas"]["AgentEvent"].is_object());
+
+    let request = &doc["components"]["schemas"]["AskRequest"]["properties"];
+    let top_k = &request["top_k"];
+    assert_eq!(top_k["minimum"], 1, "{top_k}");
+    assert_eq!(
+        top_k["maximum"],
+        crowdvision_agent::retrieval::search::MAX_TOP_K,
+        "{top_k}"
+    );
+    assert_eq!(
+        request["question"]["maxLength"],
+        crowdvision_agent::config::DEFAULT_MAX_QUESTION_CHARS
+    );
+    for (k, status) in [(0, 422), (51, 422), (1, 200), (50, 200)] {
+        let response = s
+            .ask(
+                Some(STAFF),
+                json!({"question": "Is the lobby open?", "top_k": k}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status, "top_k {k}");
+    }
+    let text = doc.to_string();
+    for pointer in ["contracts", "§", "documentation/", "README", "QUALITY"] {
+        assert!(!text.contains(pointer), "the document points at {pointer}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

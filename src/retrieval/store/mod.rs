@@ -20,15 +20,16 @@ use std::sync::Arc;
 pub enum StoreError {
     #[error(
         "the store holds {stored_dim}-dimension vectors from model {stored_model:?}, but this run \
-         uses {configured_dim} dimensions from {configured_model:?}; rebuild the knowledge base with \
-         `crowdvision-agent db reset --yes` and ingest again, or set EMBEDDING_DIM/EMBEDDING_MODEL \
-         back to what the store holds"
+         uses {configured_dim} dimensions from {configured_model:?}; {fix}, or rebuild the \
+         knowledge base with `crowdvision-agent db reset --yes` and ingest again"
     )]
     EmbeddingMismatch {
         stored_model: String,
         stored_dim: usize,
         configured_model: String,
         configured_dim: usize,
+        /// The setting that makes this run match the store.
+        fix: String,
     },
     #[error("the store is not migrated yet: run `crowdvision-agent db migrate`")]
     NotMigrated,
@@ -294,9 +295,12 @@ pub fn check_embedding(
     let model_differs = stored_model.as_deref().is_some_and(|m| m != model);
     let dim_differs = stored_dim.is_some_and(|d| d != dim);
     if model_differs || dim_differs {
+        let stored_model = stored_model.unwrap_or_else(|| "(none yet)".into());
+        let stored_dim = stored_dim.unwrap_or(dim);
         return Err(StoreError::EmbeddingMismatch {
-            stored_model: stored_model.unwrap_or_else(|| "(none yet)".into()),
-            stored_dim: stored_dim.unwrap_or(dim),
+            fix: matching_settings(&stored_model, stored_dim, model, dim),
+            stored_model,
+            stored_dim,
             configured_model: model.to_string(),
             configured_dim: dim,
         });
@@ -304,9 +308,70 @@ pub fn check_embedding(
     Ok(stored_model.is_none())
 }
 
+/// The embedding configuration to use with `store`: the configured one, kept on the embedder
+/// the store was built with when `EMBEDDING_PROVIDER` is unset ([`EmbeddingConfig::for_store`]).
+pub async fn embedding_for(
+    store: &dyn ChunkStore,
+    config: &crate::config::EmbeddingConfig,
+) -> crate::config::EmbeddingConfig {
+    let stored = store.store_setting(SETTING_MODEL).await.ok().flatten();
+    config.for_store(stored.as_deref())
+}
+
+/// The settings that make a run embed like the store: the local embedder by name; otherwise
+/// the model (without its recorded prefixes) and the dimension where they differ.
+fn matching_settings(stored_model: &str, stored_dim: usize, model: &str, dim: usize) -> String {
+    use crate::retrieval::embed::LOCAL_MODEL_NAME;
+    if stored_model == LOCAL_MODEL_NAME {
+        return "set EMBEDDING_PROVIDER=local (the store was built with the built-in local embedder)"
+            .to_string();
+    }
+    let stored_name = stored_model.split(" [").next().unwrap_or(stored_model);
+    let mut settings = Vec::new();
+    if model == LOCAL_MODEL_NAME {
+        settings.push("EMBEDDING_PROVIDER=openai (with a provider key)".to_string());
+    }
+    if stored_name != model.split(" [").next().unwrap_or(model) {
+        settings.push(format!("EMBEDDING_MODEL={stored_name}"));
+    } else if stored_model != model {
+        settings
+            .push("the EMBEDDING_QUERY_PREFIX/EMBEDDING_PASSAGE_PREFIX it was built with".into());
+    }
+    if stored_dim != dim {
+        settings.push(format!("EMBEDDING_DIM={stored_dim}"));
+    }
+    format!("set {}", settings.join(" and "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mismatch_names_the_setting_that_fixes_it() {
+        let fix = |stored: &str, stored_dim, model: &str, dim| match check_embedding(
+            Some(stored.into()),
+            Some(stored_dim),
+            model,
+            dim,
+        ) {
+            Err(StoreError::EmbeddingMismatch { fix, .. }) => fix,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            fix("local-hash-v1", 768, "openai/text-embedding-3-small", 768)
+                .contains("EMBEDDING_PROVIDER=local")
+        );
+        assert_eq!(
+            fix("openai/text-embedding-3-small", 1536, "local-hash-v1", 768),
+            "set EMBEDDING_PROVIDER=openai (with a provider key) and \
+             EMBEDDING_MODEL=openai/text-embedding-3-small and EMBEDDING_DIM=1536"
+        );
+        assert_eq!(
+            fix("e5-small [query: |passage: ]", 384, "bge-small", 384),
+            "set EMBEDDING_MODEL=e5-small"
+        );
+    }
 
     #[test]
     fn first_use_records_the_model() {

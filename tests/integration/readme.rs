@@ -1,0 +1,85 @@
+//! README.md's own path from a fresh clone to the first answer, run as written: the shell block
+//! after `<!-- readme-test: first-ask -->`, with the binary on `PATH`, a clean environment (no
+//! setting but the block's own) and the scripted provider where the block points
+//! (`127.0.0.1:8080`, llama-server's default). It ingests with the built-in embedder, then sets
+//! a provider key: the store must keep its embedder and the answer must come back.
+
+use crate::provider::{answer, usage, ScriptedProvider};
+use crate::util::{in_ci, repo_root, skipped};
+use serde_json::Value;
+use std::process::Command;
+
+fn first_ask_block() -> String {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let (_, after) = readme
+        .split_once("<!-- readme-test: first-ask -->")
+        .expect("README.md marks its first-ask block");
+    let body = after
+        .split_once("```sh\n")
+        .expect("a sh block follows the marker")
+        .1;
+    body.split_once("```").unwrap().0.to_string()
+}
+
+/// The scripted model answers from the CO2 passage the library sent along.
+fn co2_answer(body: &Value) -> Option<crate::provider::Reply> {
+    let text = body.to_string();
+    let id = text.split("[^").skip(1).find_map(|rest| {
+        let (id, after) = rest.split_once(']')?;
+        after[..after.len().min(80)]
+            .contains("sensor-co2")
+            .then(|| id.to_string())
+    })?;
+    Some(answer(
+        &format!("CO2 from 1000 to 1400 ppm is poor [^{id}]."),
+        usage(30, 12),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_path_from_ingest_to_the_first_answer_works_as_written() {
+    let Some(provider) = ScriptedProvider::with_rule_on("127.0.0.1:8080", co2_answer).await else {
+        assert!(!in_ci(), "127.0.0.1:8080 is taken and CI=true");
+        skipped("README first-ask test", "127.0.0.1:8080 is taken");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(repo_root().join("documentation"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_crowdvision-agent"));
+    let path = format!(
+        "{}:/usr/local/bin:/usr/bin:/bin",
+        binary.parent().unwrap().display()
+    );
+    let block = first_ask_block();
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new("bash")
+                .args(["-e", "-c", &block])
+                .current_dir(&dir)
+                .env_clear()
+                .env("PATH", path)
+                .env("HOME", &dir)
+                .env("XDG_DATA_HOME", dir.join("data"))
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("1000 to 1400 ppm is poor"), "{out}\n{err}");
+    assert!(out.contains("sensor-co2"), "the source is named: {out}");
+    assert!(!provider.requests().is_empty());
+}
