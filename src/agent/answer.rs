@@ -405,7 +405,7 @@ impl Agent {
         };
         // The topic is decided first: an off-topic request is declined without a search.
         if route == Route::Documentation && self.settings.scope_check {
-            let topic = self.topic(&model, question, &mut progress).await;
+            let topic = self.topic(&model, question, &mut progress).await?;
             if let Some(refusal) = topic.and_then(Topic::refusal) {
                 if let Some(streamed) = &streamed {
                     streamed.send(refusal.to_string());
@@ -701,13 +701,15 @@ impl Agent {
 
     /// The question's topic, asked as typed JSON: the system prompt, the conversation and the
     /// question, without tools or passages. `None` when the provider failed or the reply was
-    /// not the JSON asked for: then nothing is decided and the answer call goes ahead.
+    /// not the JSON asked for: then nothing is decided and the answer call goes ahead. A
+    /// provider that cannot be reached at all (its retries spent) fails the answer here: the
+    /// answer call would only fail the same way, a second time.
     async fn topic(
         &self,
         model: &str,
         question: &Question,
         progress: &mut Progress,
-    ) -> Option<Topic> {
+    ) -> Result<Option<Topic>, LlmError> {
         let mut asked = self.opening_messages(question, None);
         if let Some(last) = asked.last_mut() {
             *last = Message::user(format!(
@@ -739,11 +741,14 @@ impl Agent {
             Ok(turn) => {
                 progress.usage += turn.usage;
                 progress.cost.add_provider(turn.provider_cost);
-                parse_topic(turn.message.content.as_deref().unwrap_or_default())
+                Ok(parse_topic(
+                    turn.message.content.as_deref().unwrap_or_default(),
+                ))
             }
+            Err(error @ (LlmError::Transport(_) | LlmError::Timeout)) => Err(error),
             Err(error) => {
                 tracing::warn!(%error, "the topic check failed; answering without it");
-                None
+                Ok(None)
             }
         }
     }

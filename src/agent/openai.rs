@@ -289,7 +289,7 @@ fn from_openai(error: OpenAIError) -> LlmError {
             LlmError::Malformed(e.without_url().to_string())
         }
         OpenAIError::Reqwest(e) if e.is_body() => LlmError::Truncated,
-        OpenAIError::Reqwest(e) => LlmError::Transport(e.without_url().to_string()),
+        OpenAIError::Reqwest(e) => LlmError::Transport(crate::http::describe_error(&e)),
         OpenAIError::JSONDeserialize(e, _) => LlmError::Malformed(e.to_string()),
         // Stream errors may quote the event they choked on: say what kind of failure only.
         OpenAIError::StreamError(_) => LlmError::Transport("the event stream broke".to_string()),

@@ -467,3 +467,40 @@ fn every_argument_is_described_in_help() {
         assert!(help.contains("Global options:"), "{args:?}");
     }
 }
+
+/// A provider that is down: one warning naming where it was asked (the retries are quiet), and
+/// the error says where too.
+#[test]
+fn a_provider_that_is_down_is_one_warning_and_an_error_naming_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("open.md"),
+        "# Open\n\nThe lobby zebra display.\n",
+    );
+    let data = dir.path().join("data");
+    let ingest = agent(dir.path())
+        .env("XDG_DATA_HOME", &data)
+        .args(["ingest", "open.md"])
+        .output()
+        .unwrap();
+    assert!(ingest.status.success(), "{}", stderr(&ingest));
+    let dead = format!("http://127.0.0.1:{}/v1", crate::util::free_port());
+    let output = agent(dir.path())
+        .env("XDG_DATA_HOME", &data)
+        .env("REQUIRE_AUTH", "false")
+        .env("LLM_API_KEY", "k")
+        .env("LLM_BASE_URL", &dead)
+        .env("LLM_MAX_RETRIES", "3")
+        .args(["ask", "Where is the zebra display?"])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("WARN").count(), 1, "{err}");
+    assert!(
+        err.contains("provider call failed") && err.contains(&dead),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap();
+    assert!(last.starts_with("error:") && last.contains(&dead), "{err}");
+}
