@@ -53,11 +53,13 @@ start provider "$helper" provider; provider=$url
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
 # start_serve NAME SETTING=VALUE...: one serve over the shared SQLite store; sets $url and $pid.
 # RUST_LOG=warn: no line per request, as the peer runs with --no-access-log (metrics stay on).
+# The per-caller limits are off: every request of the load comes from the one anonymous caller.
 start_serve() {
   local name=$1 serve_port; shift
   serve_port=$(port)
   env DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
-    ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn "$@" \
+    ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn \
+    MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 "$@" \
     BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/$name.out" 2> "$work/$name.err" &
   pid=$!; pids+=($pid)
   url="http://127.0.0.1:$serve_port"

@@ -155,6 +155,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             max_tool_calls_per_turn: 8,
             max_question_chars: 4000,
             link_allowed_hosts: Vec::new(),
+            max_tokens_per_request: 100_000,
             require_grounded_answers: true,
             // The topic check is one more model call, not agent work: measured apart.
             scope_check: false,

@@ -69,6 +69,8 @@ pub struct LlmConfig {
     pub max_tool_hops: u32,
     /// Tool calls run from one model turn; the rest get an error result (`MAX_TOOL_CALLS_PER_TURN`).
     pub max_tool_calls_per_turn: usize,
+    /// `MAX_TOKENS_PER_REQUEST`: one answer's model-token budget (0: none).
+    pub max_tokens_per_request: u64,
     /// Longest question accepted (`MAX_QUESTION_CHARS`).
     pub max_question_chars: usize,
     /// `REQUIRE_GROUNDED_ANSWERS`: a documentation answer no passage supports becomes `idk`.
@@ -292,6 +294,12 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// `REPLICA_NAME`: names this replica in an `x-agent-replica` response header.
     pub replica_name: Option<String>,
+    /// `MAX_IN_FLIGHT_PER_CALLER`: answers one caller may have running on this replica.
+    pub max_in_flight_per_caller: usize,
+    /// `REQUESTS_PER_MINUTE`: requests one caller may start on this replica per minute.
+    pub requests_per_minute: u32,
+    /// `TOKENS_PER_HOUR`: model tokens one caller may spend on this replica per hour.
+    pub tokens_per_hour: u64,
 }
 
 /// Where a setting's value came from.
@@ -410,10 +418,12 @@ pub const SETTINGS: &[&str] = &[
     "LLM_TIMEOUT_SECONDS",
     "LOG_FORMAT",
     "MAX_IN_FLIGHT",
+    "MAX_IN_FLIGHT_PER_CALLER",
     "MAX_OUTPUT_TOKENS",
     "MAX_QUESTION_CHARS",
     "MAX_REQUEST_BYTES",
     "MAX_SOURCE_BYTES",
+    "MAX_TOKENS_PER_REQUEST",
     "MAX_TOOL_CALLS_PER_TURN",
     "MAX_TOOL_HOPS",
     "MODEL_OVERRIDE_MIN_ROLE",
@@ -425,6 +435,7 @@ pub const SETTINGS: &[&str] = &[
     "OPENROUTER_API_KEY",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "REPLICA_NAME",
+    "REQUESTS_PER_MINUTE",
     "REQUEST_TIMEOUT_SECONDS",
     "REQUIRE_AUTH",
     "REQUIRE_GROUNDED_ANSWERS",
@@ -440,6 +451,7 @@ pub const SETTINGS: &[&str] = &[
     "SEARCH_FIRST",
     "SENSOR_SERVICE_URL",
     "SHUTDOWN_GRACE_SECONDS",
+    "TOKENS_PER_HOUR",
     "TOOL_TIMEOUT_SECONDS",
     "TOP_K_FINAL",
     "TOP_K_KEYWORD",
@@ -674,6 +686,7 @@ impl Config {
             temperature: r.number("LLM_TEMPERATURE", 0.1, 0.0, 2.0)?,
             max_tool_hops: r.number("MAX_TOOL_HOPS", 6, 1, 20)?,
             max_tool_calls_per_turn: r.number("MAX_TOOL_CALLS_PER_TURN", 8, 1, 64)?,
+            max_tokens_per_request: r.number("MAX_TOKENS_PER_REQUEST", 100_000, 0, u64::MAX / 2)?,
             max_question_chars: r.number(
                 "MAX_QUESTION_CHARS",
                 DEFAULT_MAX_QUESTION_CHARS,
@@ -768,6 +781,9 @@ impl Config {
                     3600.0,
                 )?),
                 replica_name: r.optional("REPLICA_NAME"),
+                max_in_flight_per_caller: r.number("MAX_IN_FLIGHT_PER_CALLER", 4, 0, 100_000)?,
+                requests_per_minute: r.number("REQUESTS_PER_MINUTE", 60, 0, 10_000)?,
+                tokens_per_hour: r.number("TOKENS_PER_HOUR", 1_000_000, 0, u64::MAX / 2)?,
             },
         })
     }

@@ -227,6 +227,8 @@ pub enum AgentEvent {
 pub enum AgentError {
     #[error("the question is longer than {limit} characters")]
     QuestionTooLong { limit: usize },
+    #[error("the question is empty (nothing visible in it)")]
+    QuestionEmpty,
     #[error(transparent)]
     ModelChoice(#[from] ModelChoiceError),
     #[error(transparent)]
@@ -241,6 +243,9 @@ pub struct AgentSettings {
     pub max_tool_calls_per_turn: usize,
     pub max_question_chars: usize,
     pub link_allowed_hosts: Vec<String>,
+    /// `MAX_TOKENS_PER_REQUEST`: the loop stops (`budget_exhausted`) before a model call that
+    /// would pass it; 0 for none.
+    pub max_tokens_per_request: u64,
     /// A documentation answer that no passage supports is `idk`.
     pub require_grounded_answers: bool,
     /// A documentation question's topic is asked first; off-topic requests are declined.
@@ -312,6 +317,11 @@ impl Agent {
         authz: Arc<Authorizer>,
     ) -> Agent {
         let prices = PriceTable::with_overrides(&config.llm.prices);
+        metrics::know_models(
+            std::iter::once(config.llm.answer_model.as_str())
+                .chain(config.llm.judge_model.as_deref())
+                .chain(config.access.allowed_models.iter().map(String::as_str)),
+        );
         Agent::new(
             model,
             tools,
@@ -322,6 +332,7 @@ impl Agent {
                 max_tool_calls_per_turn: config.llm.max_tool_calls_per_turn,
                 max_question_chars: config.llm.max_question_chars,
                 link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
+                max_tokens_per_request: config.llm.max_tokens_per_request,
                 require_grounded_answers: config.llm.require_grounded_answers,
                 scope_check: config.llm.scope_check,
                 search_first: config.llm.search_first,
@@ -372,6 +383,9 @@ impl Agent {
                 limit: self.settings.max_question_chars,
             });
         }
+        if is_blank(&question.text) {
+            return Err(AgentError::QuestionEmpty);
+        }
         let user = &caller.user;
         let model = self
             .model_choice
@@ -380,7 +394,8 @@ impl Agent {
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),
             ..ToolContext::for_caller(caller)
         };
-        let streamed = events.map(StreamedTokens::new);
+        let streamed =
+            events.map(|sender| StreamedTokens::new(sender, &self.settings.link_allowed_hosts));
         let token_sink = streamed.as_ref().map(|s| move |text: &str| s.push(text));
         let tokens: Option<&TokenSink<'_>> = token_sink.as_ref().map(|s| s as &TokenSink<'_>);
 
@@ -451,7 +466,8 @@ impl Agent {
             streamed.allow(progress.returned_chunks.keys());
         }
         let mut messages = self.opening_messages(question, passages.as_deref());
-        let mut state = LoopState::new(self.settings.max_tool_hops);
+        let mut state = LoopState::new(self.settings.max_tool_hops)
+            .with_token_budget(self.settings.max_tokens_per_request);
         let mut live_first = route == Route::Live && !self.live_schemas.is_empty();
         let history_first = !self.history_schemas.is_empty() && asks_for_history(&question.text);
         let mut docs_first =
@@ -787,11 +803,13 @@ impl Agent {
                     .or_else(|| self.prices.estimate_served(served, &turn.usage));
                 if let Some(usd) = cost {
                     span.record("gen_ai.usage.cost", usd);
-                    metrics::model_cost(served, usd);
+                    // Labelled by the model asked for: a configured name, never the
+                    // provider's own spelling of it.
+                    metrics::model_cost(&model, usd);
                 }
                 observe::record_payload(&span, "langfuse.observation.output", || turn_text(turn));
                 metrics::model_call(
-                    served,
+                    &model,
                     started.elapsed(),
                     turn.usage.prompt_tokens,
                     turn.usage.completion_tokens,
@@ -933,7 +951,10 @@ impl Agent {
             trace: progress.trace,
             usage: progress.usage,
             cost,
-            idk: matches!(decision, Decision::Idk | Decision::ToolLoopExhausted),
+            idk: matches!(
+                decision,
+                Decision::Idk | Decision::ToolLoopExhausted | Decision::BudgetExhausted
+            ),
             decision,
             model,
             retrieval: RetrievalReport {
@@ -949,7 +970,9 @@ impl Agent {
 }
 
 /// The answer's text as it streams, through a [`citations::StreamFilter`] that knows the
-/// chunks returned so far: no invented marker is ever sent, not even in part.
+/// chunks returned so far (no invented marker is ever sent, not even in part) and a
+/// [`super::links::StreamGuard`] (no link, image or tag to a host not allowed is ever sent,
+/// not even in part).
 struct StreamedTokens<'a> {
     sender: &'a UnboundedSender<AgentEvent>,
     state: std::sync::Mutex<StreamState>,
@@ -959,22 +982,28 @@ struct StreamedTokens<'a> {
 struct StreamState {
     codes: CodeGate,
     markers: citations::StreamFilter,
+    links: super::links::StreamGuard,
     known: std::collections::HashSet<String>,
 }
 
 impl StreamState {
-    /// What of `delta` may be shown now: past the code gate, then past the marker filter.
+    /// What of `delta` may be shown now: past the code gate, the marker filter and the link
+    /// guard.
     fn push(&mut self, delta: &str) -> String {
         let passed = self.codes.push(delta);
-        self.filter_markers(&passed)
+        let passed = self.filter_markers(&passed);
+        self.links.push(&passed)
     }
 
-    /// A model turn ended: what is held back was neither a code nor a marker.
+    /// A model turn ended: what is held back was neither a code nor a marker, and can no
+    /// longer grow into a link.
     fn end_of_turn(&mut self) -> String {
         let held = self.codes.finish();
         let mut rest = self.filter_markers(&held);
         rest.push_str(&self.markers.finish());
-        rest
+        let mut shown = self.links.push(&rest);
+        shown.push_str(&self.links.finish());
+        shown
     }
 
     fn filter_markers(&mut self, text: &str) -> String {
@@ -984,10 +1013,16 @@ impl StreamState {
 }
 
 impl<'a> StreamedTokens<'a> {
-    fn new(sender: &'a UnboundedSender<AgentEvent>) -> StreamedTokens<'a> {
+    fn new(
+        sender: &'a UnboundedSender<AgentEvent>,
+        allowed_hosts: &[String],
+    ) -> StreamedTokens<'a> {
         StreamedTokens {
             sender,
-            state: std::sync::Mutex::default(),
+            state: std::sync::Mutex::new(StreamState {
+                links: super::links::StreamGuard::new(allowed_hosts),
+                ..StreamState::default()
+            }),
         }
     }
 
@@ -1020,6 +1055,12 @@ impl<'a> StreamedTokens<'a> {
     }
 }
 
+/// Whether `text` shows nothing: only whitespace, control and invisible format characters.
+pub fn is_blank(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_whitespace() || c.is_control() || crate::text::is_invisible(c))
+}
+
 /// The request's totals on its span, and the decision counted.
 fn record_answer(span: &Span, result: &Result<AskResponse, AgentError>) {
     match result {
@@ -1045,6 +1086,7 @@ fn record_answer(span: &Span, result: &Result<AskResponse, AgentError>) {
             span,
             match error {
                 AgentError::QuestionTooLong { .. } => "question_too_long",
+                AgentError::QuestionEmpty => "question_empty",
                 AgentError::ModelChoice(_) => "model_choice",
                 AgentError::Llm(error) => error.kind(),
             },

@@ -43,16 +43,20 @@ pub enum Decision {
     Idk,
     Declined,
     ToolLoopExhausted,
+    /// The next model call would have passed the request's token budget.
+    BudgetExhausted,
 }
 
 impl Decision {
-    /// The name on the wire (`answered`, `idk`, `declined`, `tool_loop_exhausted`).
+    /// The name on the wire (`answered`, `idk`, `declined`, `tool_loop_exhausted`,
+    /// `budget_exhausted`).
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Answered => "answered",
             Decision::Idk => "idk",
             Decision::Declined => "declined",
             Decision::ToolLoopExhausted => "tool_loop_exhausted",
+            Decision::BudgetExhausted => "budget_exhausted",
         }
     }
 }
@@ -78,7 +82,7 @@ pub fn library_text(decision: Decision) -> Option<&'static str> {
     match decision {
         Decision::Idk => Some(IDK_MARKER),
         Decision::Declined => Some(REFUSAL),
-        Decision::Answered | Decision::ToolLoopExhausted => None,
+        Decision::Answered | Decision::ToolLoopExhausted | Decision::BudgetExhausted => None,
     }
 }
 

@@ -286,14 +286,28 @@ fn from_openai(error: OpenAIError) -> LlmError {
         },
         OpenAIError::Reqwest(e) if e.is_timeout() => LlmError::Timeout,
         OpenAIError::Reqwest(e) if e.is_decode() => {
-            LlmError::Malformed(e.without_url().to_string())
+            LlmError::Malformed("the body could not be decoded".to_string())
         }
         OpenAIError::Reqwest(e) if e.is_body() => LlmError::Truncated,
         OpenAIError::Reqwest(e) => LlmError::Transport(crate::http::describe_error(&e)),
-        OpenAIError::JSONDeserialize(e, _) => LlmError::Malformed(e.to_string()),
+        // serde's message quotes the body it choked on: say where only.
+        OpenAIError::JSONDeserialize(e, _) => LlmError::Malformed(format!(
+            "not the expected JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        )),
         // Stream errors may quote the event they choked on: say what kind of failure only.
         OpenAIError::StreamError(_) => LlmError::Transport("the event stream broke".to_string()),
-        other => LlmError::Malformed(other.to_string().chars().take(160).collect()),
+        other => LlmError::Malformed(format!("unexpected response ({})", error_kind(&other))),
+    }
+}
+
+/// The kind of an async-openai error, without its text (which may quote the provider).
+fn error_kind(error: &OpenAIError) -> &'static str {
+    match error {
+        OpenAIError::InvalidArgument(_) => "invalid argument",
+        OpenAIError::FileSaveError(_) | OpenAIError::FileReadError(_) => "file",
+        _ => "other",
     }
 }
 

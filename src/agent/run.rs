@@ -18,21 +18,44 @@ pub struct LoopState {
     /// Rounds of tool calls already run.
     pub hops: u32,
     pub max_hops: u32,
+    /// Model tokens the loop's turns have used, and the request's budget (0: none).
+    pub tokens: u64,
+    pub max_tokens: u64,
 }
 
 impl LoopState {
     pub fn new(max_hops: u32) -> LoopState {
-        LoopState { hops: 0, max_hops }
+        LoopState {
+            hops: 0,
+            max_hops,
+            tokens: 0,
+            max_tokens: 0,
+        }
     }
 
-    /// Decides on `turn`; counts a hop when it returns `CallTools`.
+    /// With a token budget for the request (`MAX_TOKENS_PER_REQUEST`; 0 for none).
+    pub fn with_token_budget(self, max_tokens: u64) -> LoopState {
+        LoopState { max_tokens, ..self }
+    }
+
+    /// Decides on `turn`; counts a hop when it returns `CallTools`. Asking for tools when the
+    /// next model call would pass the token budget (it reads at least this turn's prompt again)
+    /// ends the answer as `budget_exhausted`.
     pub fn next(&mut self, turn: &ChatTurn) -> Step {
+        self.tokens += turn.usage.total_tokens;
         let calls = &turn.message.tool_calls;
         if !calls.is_empty() {
             if self.hops >= self.max_hops {
                 return Step::Done {
                     answer: IDK_MARKER.to_string(),
                     decision: Decision::ToolLoopExhausted,
+                };
+            }
+            let next_call = turn.usage.prompt_tokens + turn.usage.completion_tokens;
+            if self.max_tokens > 0 && self.tokens + next_call > self.max_tokens {
+                return Step::Done {
+                    answer: IDK_MARKER.to_string(),
+                    decision: Decision::BudgetExhausted,
                 };
             }
             self.hops += 1;
@@ -53,6 +76,61 @@ impl LoopState {
                 decision,
             },
             None => Step::Done { answer, decision },
+        }
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use crate::agent::llm::{FinishReason, Message, ToolCall};
+    use crate::agent::usage::Usage;
+
+    fn calling(prompt: u64, completion: u64) -> ChatTurn {
+        ChatTurn {
+            finish: FinishReason::ToolCalls,
+            message: Message::assistant_calls(vec![ToolCall {
+                id: "c".into(),
+                name: "search_docs".into(),
+                arguments: "{}".into(),
+            }]),
+            usage: Usage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: prompt + completion,
+            },
+            provider_cost: None,
+            model: "m".into(),
+        }
+    }
+
+    /// Turns of (prompt, completion) tokens, the budget, and the decision after the last turn
+    /// (`None`: the tools are called).
+    type BudgetCase = (&'static [(u64, u64)], u64, Option<Decision>);
+
+    #[test]
+    fn the_loop_stops_before_a_call_that_would_pass_the_token_budget() {
+        let cases: [BudgetCase; 4] = [
+            (&[(1000, 50)], 0, None),
+            (&[(1000, 50)], 5000, None),
+            (
+                &[(1000, 50), (2000, 50)],
+                5000,
+                Some(Decision::BudgetExhausted),
+            ),
+            (&[(4000, 50)], 5000, Some(Decision::BudgetExhausted)),
+        ];
+        for (turns, budget, expected) in cases {
+            let mut state = LoopState::new(6).with_token_budget(budget);
+            let mut step = None;
+            for (prompt, completion) in turns {
+                step = Some(state.next(&calling(*prompt, *completion)));
+            }
+            let decision = match step.unwrap() {
+                Step::Done { decision, .. } => Some(decision),
+                Step::CallTools(_) => None,
+            };
+            assert_eq!(decision, expected, "{turns:?} within {budget}");
         }
     }
 }
@@ -122,7 +200,7 @@ mod tests {
         ));
         let mut after_tools = LoopState {
             hops: 1,
-            max_hops: 6,
+            ..LoopState::new(6)
         };
         assert!(matches!(
             after_tools.next(&turn(Message::assistant(refusal))),

@@ -47,11 +47,13 @@ pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {bind}"))?;
     eprintln!("serve: listening on http://{}", listener.local_addr()?);
+    let drain = state.drain.clone();
     server::serve(
         listener,
         server::router(Arc::new(state)),
         stop_signal(),
         config.server.shutdown_grace,
+        drain,
     )
     .await?;
     eprintln!("serve: stopped");

@@ -62,6 +62,11 @@ fn status_label(status: u16) -> metrics::SharedString {
     known.into()
 }
 
+/// A request refused by its caller's own limits (429).
+pub fn request_limited() {
+    counter!("agent_http_requests_limited_total").increment(1);
+}
+
 pub fn request_shed() {
     counter!("agent_http_requests_shed_total").increment(1);
 }
@@ -71,8 +76,57 @@ pub fn streams_in_flight(change: f64) {
     gauge!("agent_sse_streams_in_flight").increment(change);
 }
 
+/// Models that may name a metric label: the configured ones (answer, judge, allowed). Any
+/// other name a caller or a provider brings is counted as `other`, so that the label set stays
+/// as small as the configuration however many names arrive.
+static KNOWN_MODELS: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Longest list of known models kept (a configuration never comes near it).
+const MAX_KNOWN_MODELS: usize = 256;
+
+/// Adds configured model names to those that label metrics.
+pub fn know_models<'a>(models: impl IntoIterator<Item = &'a str>) {
+    let mut known = KNOWN_MODELS.write().unwrap_or_else(|e| e.into_inner());
+    for model in models {
+        if !model.is_empty() && known.len() < MAX_KNOWN_MODELS && !known.iter().any(|k| k == model)
+        {
+            known.push(model.to_string());
+        }
+    }
+}
+
+/// Tools that may name a metric label: the registered ones (a model may call any name).
+static KNOWN_TOOLS: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds a registered tool's name to those that label metrics.
+pub fn know_tool(tool: &str) {
+    let mut known = KNOWN_TOOLS.write().unwrap_or_else(|e| e.into_inner());
+    if known.len() < MAX_KNOWN_MODELS && !known.iter().any(|k| k == tool) {
+        known.push(tool.to_string());
+    }
+}
+
+fn tool_label(tool: &str) -> String {
+    let known = KNOWN_TOOLS.read().unwrap_or_else(|e| e.into_inner());
+    if known.iter().any(|k| k == tool) {
+        tool.to_string()
+    } else {
+        "other".to_string()
+    }
+}
+
+/// `model` when it is configured, `other` otherwise.
+pub fn model_label(model: &str) -> String {
+    let known = KNOWN_MODELS.read().unwrap_or_else(|e| e.into_inner());
+    if known.iter().any(|k| k == model) {
+        model.to_string()
+    } else {
+        "other".to_string()
+    }
+}
+
 pub fn model_call(model: &str, took: Duration, input_tokens: u64, output_tokens: u64) {
-    let model = model.to_string();
+    let model = model_label(model);
     histogram!("agent_llm_call_duration_seconds", "model" => model.clone()).record(took);
     counter!("agent_llm_tokens_total", "model" => model.clone(), "kind" => "input")
         .increment(input_tokens);
@@ -84,17 +138,17 @@ pub fn model_call(model: &str, took: Duration, input_tokens: u64, output_tokens:
 /// that it adds up as an integer counter.
 pub fn model_cost(model: &str, usd: f64) {
     if usd.is_finite() && usd > 0.0 {
-        counter!("agent_llm_cost_microdollars_total", "model" => model.to_string())
+        counter!("agent_llm_cost_microdollars_total", "model" => model_label(model))
             .increment((usd * 1e6).round() as u64);
     }
 }
 
 pub fn model_error(model: &str, kind: &'static str) {
-    counter!("agent_llm_errors_total", "model" => model.to_string(), "kind" => kind).increment(1);
+    counter!("agent_llm_errors_total", "model" => model_label(model), "kind" => kind).increment(1);
 }
 
 pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
-    let tool = tool.to_string();
+    let tool = tool_label(tool);
     counter!("agent_tool_calls_total", "tool" => tool.clone()).increment(1);
     histogram!("agent_tool_duration_seconds", "tool" => tool.clone()).record(took);
     if let Some(kind) = error_kind {

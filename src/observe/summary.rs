@@ -14,6 +14,20 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
+/// Longest value of one field in a summary line, and longest line: a question or a provider's
+/// reply recorded on a span never makes a log line grow without bound.
+const MAX_FIELD_CHARS: usize = 256;
+const MAX_LINE_CHARS: usize = 2048;
+
+/// `text` cut to `limit` characters, marked with `…` when cut.
+fn bounded(mut text: String, limit: usize) -> String {
+    if let Some((cut, _)) = text.char_indices().nth(limit) {
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
 /// The fields of a request span, as recorded so far.
 struct RootFields {
     name: String,
@@ -39,6 +53,7 @@ impl RootFields {
     }
 
     fn set(&mut self, name: &'static str, value: String) {
+        let value = bounded(value, MAX_FIELD_CHARS);
         match name {
             "trace_id" => self.trace_id = Some(value),
             "otel.name" => self.name = value,
@@ -59,7 +74,7 @@ impl RootFields {
         for (name, value) in &self.fields {
             let _ = write!(line, " {name}={value}");
         }
-        line
+        bounded(line, MAX_LINE_CHARS)
     }
 }
 

@@ -71,6 +71,38 @@ impl ApiError {
         }
     }
 
+    /// One caller is over its own limits (429, distinct from the 503 of a full server).
+    pub fn limited(refusal: super::limits::Refusal) -> ApiError {
+        use super::limits::Refusal;
+        let (code, message) = match refusal {
+            Refusal::Busy => (
+                "too_many_answers_in_flight",
+                "too many of your answers are running; wait for one to finish",
+            ),
+            Refusal::RateLimited(_) => ("rate_limited", "too many requests; retry later"),
+            Refusal::BudgetSpent(_) => (
+                "budget_spent",
+                "your token budget for this hour is spent; retry later",
+            ),
+        };
+        ApiError {
+            retry_after: Some(refusal.retry_after_seconds()),
+            ..ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, message)
+        }
+    }
+
+    /// The server stopped before the answer was done.
+    pub fn shutting_down() -> ApiError {
+        ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server stopped before the answer was done; retry",
+            )
+        }
+    }
+
     pub fn deadline() -> ApiError {
         ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -94,6 +126,11 @@ impl ApiError {
 impl From<AgentError> for ApiError {
     fn from(error: AgentError) -> ApiError {
         match error {
+            AgentError::QuestionEmpty => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "question_empty",
+                "the question is empty",
+            ),
             AgentError::QuestionTooLong { limit } => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "question_too_long",

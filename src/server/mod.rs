@@ -9,6 +9,7 @@
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
 mod errors;
+pub mod limits;
 pub mod routes;
 
 pub use errors::ApiError;
@@ -48,6 +49,32 @@ pub struct ServerSettings {
     pub cors_origins: Vec<String>,
     /// `REPLICA_NAME`: sent back as `x-agent-replica` so an operator can tell replicas apart.
     pub replica_name: Option<String>,
+    /// Per-caller admission (429).
+    pub limits: limits::LimitSettings,
+}
+
+/// Tells the answers in flight that the shutdown grace is over: each ends with a 503 or an SSE
+/// `error` event that says it was cut, instead of a connection that just closes.
+#[derive(Clone, Debug)]
+pub struct Drain(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Drain {
+    fn default() -> Drain {
+        Drain(Arc::new(tokio::sync::watch::channel(false).0))
+    }
+}
+
+impl Drain {
+    /// The grace is over: cut every answer still running.
+    pub fn cut(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Resolves once [`Drain::cut`] has been called.
+    pub async fn cut_off(&self) {
+        let mut watching = self.0.subscribe();
+        let _ = watching.wait_for(|cut| *cut).await;
+    }
 }
 
 pub struct AppState {
@@ -62,6 +89,9 @@ pub struct AppState {
     /// Whether a provider key is configured (for `/readyz`).
     pub provider_configured: bool,
     pub(crate) slots: Arc<Semaphore>,
+    pub(crate) limits: Arc<limits::CallerLimits>,
+    /// Cut at the end of the shutdown grace; see [`serve`].
+    pub drain: Drain,
     /// Renders `GET /metrics`; `None` (404) when this process installed no recorder.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
@@ -78,6 +108,8 @@ impl AppState {
     ) -> AppState {
         AppState {
             slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
+            limits: limits::CallerLimits::new(settings.limits),
+            drain: Drain::default(),
             jwks: identity.oidc.as_ref().map(|oidc| {
                 Arc::new(crate::auth::jwks::JwksCache::new(
                     oidc.jwks_url.clone(),
@@ -130,6 +162,11 @@ impl AppState {
                 keep_alive: Duration::from_secs(15),
                 cors_origins: config.server.cors_origins.clone(),
                 replica_name: config.server.replica_name.clone(),
+                limits: limits::LimitSettings {
+                    in_flight_per_caller: config.server.max_in_flight_per_caller,
+                    requests_per_minute: config.server.requests_per_minute,
+                    tokens_per_hour: config.server.tokens_per_hour,
+                },
             },
             config.llm.api_key.is_some(),
         )
@@ -141,13 +178,18 @@ pub fn router(state: Arc<AppState>) -> Router {
     routes::router(state)
 }
 
+/// How long the answers cut at the end of the grace get to send their 503 or `error` event.
+const CUT_FLUSH: Duration = Duration::from_secs(2);
+
 /// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets the
-/// answers and streams in flight finish for up to `grace`, and returns.
+/// answers and streams in flight finish for up to `grace`, cuts those still running through
+/// `drain` (each then ends with a 503 or an SSE `error` event), and returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
+    drain: Drain,
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let mut server = tokio::spawn(async move {
@@ -166,10 +208,16 @@ pub async fn serve(
         Err(_) => {
             tracing::warn!(
                 grace_s = grace.as_secs_f64(),
-                "answers still in flight after the shutdown grace; stopping"
+                "answers still in flight after the shutdown grace; cutting them"
             );
-            server.abort();
-            Ok(())
+            drain.cut();
+            match tokio::time::timeout(CUT_FLUSH, &mut server).await {
+                Ok(finished) => finished.unwrap_or(Ok(())),
+                Err(_) => {
+                    server.abort();
+                    Ok(())
+                }
+            }
         }
     }
 }

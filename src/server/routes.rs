@@ -241,9 +241,11 @@ async fn not_found() -> ApiError {
     (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
     (status = 403, description = "model override below the required role", body = super::errors::ErrorBody),
     (status = 413, description = "body too large", body = super::errors::ErrorBody),
+    (status = 415, description = "the body is not declared application/json", body = super::errors::ErrorBody),
     (status = 422, description = "question empty or too long, or top_k outside 1..=50", body = super::errors::ErrorBody),
     (status = 502, description = "the provider failed", body = super::errors::ErrorBody),
-    (status = 503, description = "too many answers in flight (Retry-After)", body = super::errors::ErrorBody),
+    (status = 429, description = "this caller is over its own limits: answers in flight, requests per minute or tokens per hour (Retry-After)", body = super::errors::ErrorBody),
+    (status = 503, description = "too many answers in flight on this replica, or the answer was cut at shutdown (Retry-After)", body = super::errors::ErrorBody),
     (status = 504, description = "the answer missed the deadline", body = super::errors::ErrorBody),
 ))]
 async fn ask(
@@ -251,6 +253,7 @@ async fn ask(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    require_json(&headers)?;
     let caller = caller(&headers, &state).await?;
     let request: AskRequest = parse_json(body, "an ask request")?;
     let question = question(request.question.as_str(), &state)?;
@@ -273,24 +276,51 @@ async fn ask(
         history: request.history,
         ..Question::new(question)
     };
+    // The caller's own limits first (429), so that one caller's flood is refused before it
+    // can take a slot of the whole server (503).
+    let admission = state
+        .limits
+        .admit(&caller.user.sub, std::time::Instant::now())
+        .map_err(|refusal| {
+            metrics::request_limited();
+            ApiError::limited(refusal)
+        })?;
     let permit = state.slots.clone().try_acquire_owned().map_err(|_| {
         metrics::request_shed();
         ApiError::overloaded(state.settings.retry_after_seconds)
     })?;
+    let held = (admission, permit);
     if request.stream {
-        return Ok(stream_answer(state, question, caller, permit).into_response());
+        return Ok(stream_answer(state, question, caller, held).into_response());
     }
     // A client that hangs up drops this future, and the answer with it.
-    let answered = tokio::time::timeout(
+    let outcome = answer_with_events(&state, &question, &caller, None).await;
+    if let Ok(response) = &outcome {
+        held.0.spent(response.usage.total_tokens);
+    }
+    drop(held);
+    outcome.map(|response| Json(response).into_response())
+}
+
+/// One answer under the request deadline, cut short (503, or an SSE `error` event) when the
+/// shutdown grace ends.
+async fn answer_with_events(
+    state: &AppState,
+    question: &Question,
+    caller: &Caller,
+    events: Option<&mpsc::UnboundedSender<AgentEvent>>,
+) -> Result<AskResponse, ApiError> {
+    let answering = tokio::time::timeout(
         state.settings.request_timeout,
-        state.agent.answer(&question, &caller, None),
-    )
-    .await;
-    drop(permit);
-    match answered {
-        Ok(Ok(response)) => Ok(Json(response).into_response()),
-        Ok(Err(error)) => Err(error.into()),
-        Err(_) => Err(ApiError::deadline()),
+        state.agent.answer(question, caller, events),
+    );
+    tokio::select! {
+        answered = answering => match answered {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => Err(error.into()),
+            Err(_) => Err(ApiError::deadline()),
+        },
+        _ = state.drain.cut_off() => Err(ApiError::shutting_down()),
     }
 }
 
@@ -349,6 +379,26 @@ fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h st
         .transpose()
 }
 
+/// A body must be declared JSON (`application/json`, parameters allowed): 415 otherwise, so
+/// that a plain cross-site form (which cannot send that type without a preflight) can never
+/// post to the API.
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let declared = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if declared.as_deref() == Some("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be application/json",
+        ))
+    }
+}
+
 /// The body as JSON of `T` (`what` names it in the error): 413 past the body limit, 400 when
 /// it does not parse.
 fn parse_json<T: serde::de::DeserializeOwned>(
@@ -386,7 +436,7 @@ fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
 
 fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
     let limit = state.settings.max_question_chars;
-    if text.trim().is_empty() {
+    if crate::agent::answer::is_blank(text) {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "question_empty",
@@ -432,6 +482,7 @@ pub struct InlineDocument {
     (status = 400, description = "invalid body or document name", body = super::errors::ErrorBody),
     (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
     (status = 403, description = "not an admin", body = super::errors::ErrorBody),
+    (status = 415, description = "the body is not declared application/json", body = super::errors::ErrorBody),
 ))]
 async fn ingest(
     State(state): State<Arc<AppState>>,
@@ -440,6 +491,7 @@ async fn ingest(
 ) -> Result<Response, ApiError> {
     use crate::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};
     use crate::retrieval::source::SourceFile;
+    require_json(&headers)?;
     let caller = caller(&headers, &state).await?;
     if !state.authz.can_ingest_documents(&caller.user) {
         return Err(ApiError::new(
@@ -537,23 +589,18 @@ fn stream_answer(
     state: Arc<AppState>,
     question: Question,
     caller: Caller,
-    permit: OwnedSemaphorePermit,
+    held: (super::limits::Admission, OwnedSemaphorePermit),
 ) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
     let (events_tx, events_rx) = mpsc::unbounded_channel::<AgentEvent>();
     let (outcome_tx, outcome_rx) = oneshot::channel::<Outcome>();
     let keep_alive = state.settings.keep_alive;
+    let (admission, permit) = held;
     let task = tokio::spawn(async move {
-        let answered = tokio::time::timeout(
-            state.settings.request_timeout,
-            state.agent.answer(&question, &caller, Some(&events_tx)),
-        )
-        .await;
+        let outcome = answer_with_events(&state, &question, &caller, Some(&events_tx)).await;
         drop(events_tx);
-        let outcome = match answered {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) => Err(error.into()),
-            Err(_) => Err(ApiError::deadline()),
-        };
+        if let Ok(response) = &outcome {
+            admission.spent(response.usage.total_tokens);
+        }
         let _ = outcome_tx.send(outcome);
     });
     let guard = (AbortOnDrop(task), permit, OpenStream::new());

@@ -5,6 +5,7 @@
 //! Postgres tests need a server with pgvector (`scripts/provision-postgres`). Outside CI they
 //! skip loudly when none answers; under `CI=true` a missing server fails the test.
 
+mod abuse;
 mod agent;
 mod cli;
 mod corpus;

@@ -258,7 +258,7 @@ async fn payloads_are_recorded_only_when_asked_and_never_a_hidden_passage() {
 }
 
 /// `serve` over the open and staff pages with `extra` settings; its base URL.
-async fn serve(
+pub(crate) async fn serve(
     dir: &std::path::Path,
     db: &str,
     provider: &ScriptedProvider,
@@ -285,7 +285,7 @@ async fn serve(
 }
 
 /// The samples of one scrape: `name{label=value,…}` → value (histograms left out).
-async fn scrape(base: &str) -> HashMap<String, f64> {
+pub(crate) async fn scrape(base: &str) -> HashMap<String, f64> {
     let text = reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
@@ -337,7 +337,11 @@ async fn metrics_count_requests_tokens_tools_decisions_and_shedding() {
         dir.path(),
         &db,
         &provider,
-        &[("MAX_IN_FLIGHT", "1"), ("MAX_QUESTION_CHARS", "100")],
+        &[
+            ("MAX_IN_FLIGHT", "1"),
+            ("MAX_QUESTION_CHARS", "100"),
+            ("ANSWER_MODEL", "scripted/model"),
+        ],
     )
     .await;
     let before = scrape(&base).await;

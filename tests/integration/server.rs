@@ -45,19 +45,20 @@ impl Tool for Slow {
     }
 }
 
-struct Running {
-    url: String,
-    provider: ScriptedProvider,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
+pub(crate) struct Running {
+    pub(crate) url: String,
+    pub(crate) provider: ScriptedProvider,
+    pub(crate) stop: Option<tokio::sync::oneshot::Sender<()>>,
+    pub(crate) server: tokio::task::JoinHandle<std::io::Result<()>>,
     _dir: tempfile::TempDir,
 }
 
-const STAFF: &str = r#"{"sub":"s","memberships":[{"domain":"acme","role":"business_staff"}]}"#;
-const ADMIN: &str = r#"{"sub":"a","roles":["admin"]}"#;
+pub(crate) const STAFF: &str =
+    r#"{"sub":"s","memberships":[{"domain":"acme","role":"business_staff"}]}"#;
+pub(crate) const ADMIN: &str = r#"{"sub":"a","roles":["admin"]}"#;
 
 /// The server on 127.0.0.1 over the two-page knowledge base, with `extra` settings.
-async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
+pub(crate) async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
     let (dir, url) = crate::search::open_and_staff_pages();
     let provider = ScriptedProvider::start(replies).await;
     let mut settings = vec![
@@ -91,6 +92,7 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let drain = state.drain.clone();
     let server = tokio::spawn(server::serve(
         listener,
         server::router(Arc::new(state)),
@@ -98,6 +100,7 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
             let _ = stopped.await;
         },
         config.server.shutdown_grace,
+        drain,
     ));
     Running {
         url,
@@ -108,12 +111,12 @@ async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
     }
 }
 
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     crowdvision_agent::http::client_builder().build().unwrap()
 }
 
 impl Running {
-    fn ask(&self, claims: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+    pub(crate) fn ask(&self, claims: Option<&str>, body: Value) -> reqwest::RequestBuilder {
         let mut request = client().post(format!("{}/ask", self.url)).json(&body);
         if let Some(claims) = claims {
             request = request.header("x-gateway-claims", claims);
@@ -122,7 +125,7 @@ impl Running {
     }
 }
 
-async fn error_of(response: reqwest::Response) -> (u16, String) {
+pub(crate) async fn error_of(response: reqwest::Response) -> (u16, String) {
     let status = response.status().as_u16();
     let body: Value = response.json().await.unwrap();
     (status, body["error"]["code"].as_str().unwrap().to_string())
@@ -390,6 +393,7 @@ async fn override_body_and_question_limits() {
     let not_json = client()
         .post(format!("{}/ask", s.url))
         .header("x-gateway-claims", STAFF)
+        .header("content-type", "application/json")
         .body("{not json")
         .send()
         .await
@@ -441,7 +445,7 @@ async fn a_full_server_sheds_and_a_slow_answer_meets_its_deadline() {
 }
 
 /// The SSE events of a response body, as (event, data) in order; comments skipped.
-fn sse_events(text: &str) -> Vec<(String, String)> {
+pub(crate) fn sse_events(text: &str) -> Vec<(String, String)> {
     text.split("\n\n")
         .filter_map(|block| {
             let mut event = None;

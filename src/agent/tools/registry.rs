@@ -137,6 +137,7 @@ impl ToolRegistry {
 
     pub fn register(&mut self, tool: impl Tool + 'static) {
         let name = Tool::name(&tool);
+        crate::observe::metrics::know_tool(name);
         self.tools.retain(|t| t.name() != name);
         self.tools.push(Box::new(tool));
     }
