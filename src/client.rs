@@ -199,7 +199,7 @@ fn handle_event(
                 message: json["error"]["message"].as_str().unwrap_or_default().into(),
             })
         }
-        "token" | "tool_call" | "tool_result" => {
+        "token" | "tool_call" | "tool_result" | "retract" => {
             let event: AgentEvent = serde_json::from_str(&data).map_err(malformed)?;
             let _ = sender.send(event);
             Ok(None)

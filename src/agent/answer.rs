@@ -221,6 +221,10 @@ pub enum AgentEvent {
         ms: u64,
         summary: String,
     },
+    /// The text streamed since the last `retract` (or the start) is withdrawn: a client drops
+    /// it; the text that follows replaces it. Sent when the library discards a first attempt
+    /// (a re-ask) or when its checks end the answer with other text.
+    Retract,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -390,13 +394,33 @@ impl Agent {
         let model = self
             .model_choice
             .resolve(question.model.as_deref(), user, &self.authz)?;
+        let streamed =
+            events.map(|sender| StreamedTokens::new(sender, &self.settings.link_allowed_hosts));
+        let result = self
+            .answer_streamed(question, caller, &model, events, streamed.as_ref())
+            .await;
+        if let (Some(streamed), Ok(response)) = (&streamed, &result) {
+            // Whatever the checks after the model changed, the client ends with the answer.
+            streamed.settle(&response.answer);
+        }
+        result
+    }
+
+    /// The answer after the request's checks; `streamed` carries what a client is shown.
+    async fn answer_streamed(
+        &self,
+        question: &Question,
+        caller: &Caller,
+        model: &str,
+        events: Option<&UnboundedSender<AgentEvent>>,
+        streamed: Option<&StreamedTokens<'_>>,
+    ) -> Result<AskResponse, AgentError> {
+        let model = model.to_string();
         let context = ToolContext {
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),
             ..ToolContext::for_caller(caller)
         };
-        let streamed =
-            events.map(|sender| StreamedTokens::new(sender, &self.settings.link_allowed_hosts));
-        let token_sink = streamed.as_ref().map(|s| move |text: &str| s.push(text));
+        let token_sink = streamed.map(|s| move |text: &str| s.push(text));
         let tokens: Option<&TokenSink<'_>> = token_sink.as_ref().map(|s| s as &TokenSink<'_>);
 
         let route = route(&crate::text::strip_invisible(&question.text));
@@ -574,6 +598,9 @@ impl Agent {
                         && progress.live_data_returned;
                     if (describing || refused_data) && !reasked {
                         reasked = true;
+                        if let Some(streamed) = &streamed {
+                            streamed.retract();
+                        }
                         tools_off = describing;
                         answer_field = describing;
                         messages.push(turn.message);
@@ -593,6 +620,7 @@ impl Agent {
                     if let Some(streamed) = &streamed {
                         if Some(answer.as_str()) != turn.message.content.as_deref() {
                             // The library's sentence, in place of what the model wrote.
+                            streamed.retract();
                             streamed.send(answer.clone());
                         }
                     }
@@ -984,6 +1012,8 @@ struct StreamState {
     markers: citations::StreamFilter,
     links: super::links::StreamGuard,
     known: std::collections::HashSet<String>,
+    /// The text sent since the last retract: what a client shows now.
+    shown: String,
 }
 
 impl StreamState {
@@ -1049,10 +1079,55 @@ impl<'a> StreamedTokens<'a> {
     /// Sends text as it is (the library's own sentences).
     fn send(&self, text: String) {
         if !text.is_empty() {
+            self.lock().shown.push_str(&text);
             // A receiver that has gone away (a client that hung up) only loses the deltas.
             let _ = self.sender.send(AgentEvent::Token { text });
         }
     }
+
+    /// Withdraws what was shown (a `retract` event when anything was) and starts afresh:
+    /// whatever the filters still held is dropped with it.
+    fn retract(&self) {
+        let mut state = self.lock();
+        let had_text = !state.shown.is_empty();
+        *state = StreamState {
+            links: super::links::StreamGuard::new(state.links.allowed_hosts()),
+            known: std::mem::take(&mut state.known),
+            ..StreamState::default()
+        };
+        drop(state);
+        if had_text {
+            let _ = self.sender.send(AgentEvent::Retract);
+        }
+    }
+
+    /// The answer is final: when what the client shows does not read as `answer` (other words,
+    /// not just other spacing or a marker moved past its punctuation), it is withdrawn and
+    /// `answer` sent, so that a client that joins the tokens ends with the answer.
+    fn settle(&self, answer: &str) {
+        let shown = std::mem::take(&mut self.lock().shown);
+        if visible_words(&shown) != visible_words(answer) {
+            if !shown.is_empty() {
+                let _ = self.sender.send(AgentEvent::Retract);
+            }
+            self.send(answer.to_string());
+        }
+    }
+}
+
+/// The letters and digits of `text` outside citation markers: what a reader compares.
+fn visible_words(text: &str) -> String {
+    let mut words = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[^") {
+        words.extend(rest[..at].chars().filter(|c| c.is_alphanumeric()));
+        rest = match rest[at..].find(']') {
+            Some(end) => &rest[at + end + 1..],
+            None => "",
+        };
+    }
+    words.extend(rest.chars().filter(|c| c.is_alphanumeric()));
+    words
 }
 
 /// Whether `text` shows nothing: only whitespace, control and invisible format characters.

@@ -203,6 +203,10 @@ impl StreamGuard {
         }
     }
 
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
     /// Takes the next delta; returns the text that may be shown now.
     pub fn push(&mut self, delta: &str) -> String {
         self.held.push_str(delta);

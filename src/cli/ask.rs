@@ -101,8 +101,9 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> 
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let json = args.json;
         let printer = tokio::spawn(async move {
+            let mut text = render::StreamPrinter::new();
             while let Some(event) = receiver.recv().await {
-                print_event(&event, json);
+                print_event(&event, json, &mut text);
             }
         });
         let response = answerer.answer(&question, Some(&sender)).await;
@@ -189,14 +190,17 @@ impl Answerer {
     }
 }
 
-fn print_event(event: &AgentEvent, json: bool) {
+fn print_event(event: &AgentEvent, json: bool, text: &mut render::StreamPrinter) {
     let mut out = std::io::stdout().lock();
     if json {
         let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
-    } else if let AgentEvent::Token { text } = event {
-        let _ = write!(out, "{text}");
-    } else if let AgentEvent::ToolCall { tool, .. } = event {
-        eprintln!("… {tool}");
+    } else {
+        match event {
+            AgentEvent::Token { text: delta } => text.token(&mut out, delta),
+            AgentEvent::Retract => text.retract(&mut out),
+            AgentEvent::ToolCall { tool, .. } => eprintln!("… {tool}"),
+            AgentEvent::ToolResult { .. } => {}
+        }
     }
     let _ = out.flush();
 }

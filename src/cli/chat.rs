@@ -105,12 +105,12 @@ async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer
     let started = std::time::Instant::now();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {
+        let mut printer = render::StreamPrinter::new();
         while let Some(event) = receiver.recv().await {
             let mut out = std::io::stdout().lock();
             match event {
-                AgentEvent::Token { text } => {
-                    let _ = write!(out, "{text}");
-                }
+                AgentEvent::Token { text } => printer.token(&mut out, &text),
+                AgentEvent::Retract => printer.retract(&mut out),
                 AgentEvent::ToolCall { tool, .. } => {
                     let _ = writeln!(out, "… {tool}");
                 }

@@ -15,6 +15,55 @@ use crowdvision_agent::retrieval::store::StoreStatus;
 use std::io::IsTerminal;
 use std::time::Duration;
 
+/// Prints a streamed answer's text as it arrives. A `retract` takes the withdrawn text back: on
+/// a terminal it is erased (the cursor returns to where the text began and the rest of the
+/// screen is cleared); piped, where nothing printed can be taken back, a line says that the
+/// text above was withdrawn and the replacement follows.
+pub struct StreamPrinter {
+    terminal: bool,
+    /// Text has been printed since the start or the last retract.
+    printed: bool,
+}
+
+/// Saves and restores the cursor position (DEC), and clears from the cursor to the end.
+const SAVE_CURSOR: &str = "\x1b7";
+const RESTORE_AND_CLEAR: &str = "\x1b8\x1b[J";
+
+impl StreamPrinter {
+    pub fn new() -> StreamPrinter {
+        StreamPrinter {
+            terminal: std::io::stdout().is_terminal(),
+            printed: false,
+        }
+    }
+
+    pub fn token(&mut self, out: &mut impl std::io::Write, text: &str) {
+        if !self.printed && self.terminal {
+            let _ = write!(out, "{SAVE_CURSOR}");
+        }
+        self.printed = true;
+        let _ = write!(out, "{text}");
+    }
+
+    pub fn retract(&mut self, out: &mut impl std::io::Write) {
+        if !self.printed {
+            return;
+        }
+        if self.terminal {
+            let _ = write!(out, "{RESTORE_AND_CLEAR}");
+        } else {
+            let _ = writeln!(out, "\n[the text above was withdrawn; the answer follows]");
+        }
+        self.printed = false;
+    }
+}
+
+impl Default for StreamPrinter {
+    fn default() -> StreamPrinter {
+        StreamPrinter::new()
+    }
+}
+
 pub fn table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table

@@ -211,3 +211,26 @@ impl Visit for JsonFields {
         self.0.insert(field.name().into(), value.into());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_line_is_bounded_however_large_its_fields() {
+        let mut fields = RootFields {
+            name: "agent.answer".into(),
+            trace_id: None,
+            fields: Vec::new(),
+            started: Instant::now(),
+        };
+        fields.set("question", "é".repeat(50_000));
+        for name in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"] {
+            fields.set(name, "x".repeat(10_000));
+        }
+        let line = fields.line();
+        assert!(line.chars().count() <= MAX_LINE_CHARS + 1, "{}", line.len());
+        assert!(line.contains(&format!("question={}…", "é".repeat(MAX_FIELD_CHARS))));
+        assert_eq!(bounded("short".into(), 10), "short");
+    }
+}

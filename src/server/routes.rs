@@ -138,7 +138,7 @@ pub fn openapi_document() -> serde_json::Value {
     }
     doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"] = serde_json::json!({
         "schema": {
-            "description": "With `stream: true`: events `token`, `tool_call` and `tool_result` (data: AgentEvent) as they happen, then exactly one of `done` (data: AskResponse) or `error` (data: ErrorBody).",
+            "description": "With `stream: true`: events `token`, `tool_call`, `tool_result` and `retract` (data: AgentEvent) as they happen, then exactly one of `done` (data: AskResponse) or `error` (data: ErrorBody). `retract` withdraws the text of every `token` since the previous `retract`: a client drops it, and the tokens that follow replace it, so that the joined text ends equal to `done`'s answer.",
             "oneOf": [
                 {"$ref": "#/components/schemas/AgentEvent"},
                 {"$ref": "#/components/schemas/AskResponse"},
@@ -634,6 +634,7 @@ fn agent_event(event: &AgentEvent) -> Event {
         AgentEvent::Token { .. } => "token",
         AgentEvent::ToolCall { .. } => "tool_call",
         AgentEvent::ToolResult { .. } => "tool_result",
+        AgentEvent::Retract => "retract",
     };
     Event::default()
         .event(name)

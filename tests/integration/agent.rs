@@ -1061,6 +1061,96 @@ async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<Str
     (result, tokens)
 }
 
+/// What a client that honours `retract` shows at the end of a streamed answer, and how many
+/// retracts it got.
+async fn client_view(f: &Fixture) -> (AskResponse, String, usize) {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let response = f
+        .agent
+        .answer(
+            &Question::new("How is humidity reported?"),
+            &staff(),
+            Some(&sender),
+        )
+        .await
+        .unwrap();
+    drop(sender);
+    let (mut shown, mut retracts) = (String::new(), 0);
+    while let Some(event) = receiver.recv().await {
+        match event {
+            AgentEvent::Token { text } => shown.push_str(&text),
+            AgentEvent::Retract => {
+                shown.clear();
+                retracts += 1;
+            }
+            _ => {}
+        }
+    }
+    (response, shown, retracts)
+}
+
+/// Letters and digits outside citation markers.
+fn words(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_marker = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '[' && chars.peek() == Some(&'^') {
+            in_marker = true;
+        } else if in_marker && c == ']' {
+            in_marker = false;
+        } else if !in_marker && c.is_alphanumeric() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_discarded_first_attempt_is_retracted_and_the_client_ends_with_the_answer() {
+    // The first attempt streams a tool call written as text; the library asks again.
+    let f = fixture(
+        vec![
+            streamed_answer(
+                &[
+                    "{\"name\": \"echo\", ",
+                    "\"arguments\": {\"text\": \"hi\"}}",
+                ],
+                usage(10, 2),
+                Duration::ZERO,
+            ),
+            answer(
+                r#"{"answer": "Humidity is reported in percent."}"#,
+                usage(10, 4),
+            ),
+        ],
+        &[],
+    )
+    .await;
+    let (response, shown, retracts) = client_view(&f).await;
+    assert_eq!(retracts, 1);
+    assert_eq!(words(&shown), words(&response.answer), "{shown}");
+    assert!(!shown.contains("echo"), "{shown}");
+
+    // A model's answer the library replaces with its own sentence after it was streamed.
+    let g = fixture(
+        vec![streamed_answer(
+            &["The answer is ", "forty-two."],
+            usage(10, 2),
+            Duration::ZERO,
+        )],
+        &[("REQUIRE_GROUNDED_ANSWERS", "true")],
+    )
+    .await;
+    let (response, shown, _) = client_view(&g).await;
+    assert_eq!(
+        words(&shown),
+        words(&response.answer),
+        "{shown} / {}",
+        response.answer
+    );
+}
+
 #[tokio::test]
 async fn a_cut_off_stream_is_never_an_answer() {
     use crate::provider::chunk;

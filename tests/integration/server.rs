@@ -737,11 +737,29 @@ async fn ask_server_is_a_client_of_a_running_server() {
         .await
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        crate::util::stderr(&output).contains("401 unauthenticated"),
-        "{}",
-        crate::util::stderr(&output)
-    );
+    // The error names the URL asked and quotes the server's own message.
+    let err = crate::util::stderr(&output);
+    assert!(err.contains("401 unauthenticated"), "{err}");
+    assert!(err.contains(&format!("{}/ask", s.url)), "{err}");
+    assert!(err.contains("authentication required"), "{err}");
+
+    // A proxy in between that answers in plain text is quoted too, never an empty message.
+    let proxy = axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            "log in at the portal\n",
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, proxy).await });
+    let mut behind = crate::util::agent(dir.path());
+    behind.args(["ask", "Is the lobby open?", "--server", &proxy_url]);
+    let output = tokio::task::spawn_blocking(move || behind.output().unwrap())
+        .await
+        .unwrap();
+    let err = crate::util::stderr(&output);
+    assert!(err.contains("answered 401: log in at the portal"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -848,4 +866,76 @@ async fn chat_server_keeps_the_conversation_and_streams_from_the_server() {
         contents[2].ends_with("Question: And the lions?"),
         "{contents:?}"
     );
+}
+
+/// A first attempt the library discards is withdrawn with a `retract` event: a client that
+/// drops the tokens before it ends with the checked answer, over SSE and in `ask --server
+/// --stream` (piped, where it says the text above was withdrawn).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_discarded_first_attempt_is_retracted_over_sse_and_in_the_cli() {
+    let s = start(
+        vec![],
+        &[("SCOPE_CHECK", "false"), ("SEARCH_FIRST", "false")],
+    )
+    .await;
+    s.provider.set_rule(|body| {
+        Some(if body.get("response_format").is_some() {
+            answer(r#"{"answer": "The lobby is open."}"#, usage(10, 4))
+        } else {
+            streamed_answer(
+                &[
+                    "{\"name\": \"search_docs\", ",
+                    "\"arguments\": {\"query\": \"lobby\"}}",
+                ],
+                usage(10, 2),
+                Duration::ZERO,
+            )
+        })
+    });
+    let response = s
+        .ask(
+            Some(STAFF),
+            json!({"question": "Is the lobby open?", "stream": true}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let events = sse_events(&response.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert!(names.contains(&"retract"), "{names:?}");
+    let mut shown = String::new();
+    for (name, data) in &events {
+        match name.as_str() {
+            "token" => shown.push_str(
+                serde_json::from_str::<Value>(data).unwrap()["text"]
+                    .as_str()
+                    .unwrap(),
+            ),
+            "retract" => shown.clear(),
+            _ => {}
+        }
+    }
+    let done: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert_eq!(shown, done["answer"].as_str().unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::write(&dir.path().join("staff.json"), STAFF);
+    let mut cli = crate::util::agent(dir.path());
+    cli.args([
+        "ask",
+        "Is the lobby open?",
+        "--server",
+        &s.url,
+        "--claims",
+        "staff.json",
+        "--stream",
+    ]);
+    let output = tokio::task::spawn_blocking(move || cli.output().unwrap())
+        .await
+        .unwrap();
+    let out = crate::util::stdout(&output);
+    let (_, after) = out
+        .split_once("[the text above was withdrawn; the answer follows]\n")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(after.trim_end(), "The lobby is open.");
 }
