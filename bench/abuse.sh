@@ -17,15 +17,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-cargo build --release --quiet
-helper=$(cargo bench --bench serve_load --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
-        print(m["executable"])')
-bin=target/release/crowdvision-agent
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
 
 "$helper" provider > "$work/provider.out" 2> "$work/provider.err" &
 pids+=($!)

@@ -27,14 +27,7 @@ if [ ! -x "$venv/bin/uvicorn" ]; then
   "$venv/bin/pip" install -q -r bench/peer/requirements.txt
 fi
 
-cargo build --release --quiet
-helper=$(cargo bench --bench serve_load --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
-        print(m["executable"])')
-bin=target/release/crowdvision-agent
+source bench/common.sh
 
 # start NAME COMMAND...: runs it in the background; its first output line is its URL, in $url.
 start() {
@@ -45,7 +38,6 @@ start() {
   url=$(head -n1 "$work/$name.out")
 }
 wait_ready() { for _ in $(seq 100); do curl -fs "$1" >/dev/null 2>&1 && return; sleep 0.1; done; echo "$1 never answered" >&2; exit 1; }
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 start provider "$helper" provider; provider=$url

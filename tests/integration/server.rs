@@ -444,6 +444,24 @@ async fn a_full_server_sheds_and_a_slow_answer_meets_its_deadline() {
     assert!(text.contains("deadline_exceeded"), "{text}");
 }
 
+/// What a client shows at the end of a stream: the `token` texts joined, each `retract`
+/// dropping what came before it.
+pub(crate) fn shown_text(events: &[(String, String)]) -> String {
+    let mut shown = String::new();
+    for (name, data) in events {
+        match name.as_str() {
+            "token" => shown.push_str(
+                serde_json::from_str::<Value>(data).unwrap()["text"]
+                    .as_str()
+                    .unwrap(),
+            ),
+            "retract" => shown.clear(),
+            _ => {}
+        }
+    }
+    shown
+}
+
 /// The SSE events of a response body, as (event, data) in order; comments skipped.
 pub(crate) fn sse_events(text: &str) -> Vec<(String, String)> {
     text.split("\n\n")
@@ -529,16 +547,7 @@ async fn a_stream_sends_tools_then_tokens_then_done_and_never_an_invented_marker
     let done: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
     assert_eq!(done["citations"][0]["source"], "open.md");
     assert_eq!(done["retrieval"]["hallucinated_citations"], 1);
-    let streamed: String = events
-        .iter()
-        .filter(|(e, _)| e == "token")
-        .map(|(_, d)| {
-            serde_json::from_str::<Value>(d).unwrap()["text"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let streamed = shown_text(&events);
     assert!(streamed.contains(done["citations"][0]["marker"].as_str().unwrap()));
 }
 
@@ -903,20 +912,8 @@ async fn a_discarded_first_attempt_is_retracted_over_sse_and_in_the_cli() {
     let events = sse_events(&response.text().await.unwrap());
     let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
     assert!(names.contains(&"retract"), "{names:?}");
-    let mut shown = String::new();
-    for (name, data) in &events {
-        match name.as_str() {
-            "token" => shown.push_str(
-                serde_json::from_str::<Value>(data).unwrap()["text"]
-                    .as_str()
-                    .unwrap(),
-            ),
-            "retract" => shown.clear(),
-            _ => {}
-        }
-    }
     let done: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
-    assert_eq!(shown, done["answer"].as_str().unwrap());
+    assert_eq!(shown_text(&events), done["answer"].as_str().unwrap());
 
     let dir = tempfile::tempdir().unwrap();
     crate::util::write(&dir.path().join("staff.json"), STAFF);
