@@ -1,15 +1,19 @@
 //! crowdvision-agent: answers questions about buildings, rooms, live occupancy and sensors from a
 //! permission-filtered documentation knowledge base and live data.
 //!
-//! Module map (see `ARCHITECTURE.md` for the invariants):
+//! Module map (see `ARCHITECTURE.md` for the code map and the invariants):
 //! - [`config`]: every setting, validated once at load.
-//! - [`agent`]: the answer contract so far (decision, usage and cost, response object).
-//! - [`auth`]: the role hierarchy (and, later, the caller's identity).
+//! - [`agent`]: the bounded tool-calling loop, its ports (model, tools) and adapters, the
+//!   checks on answers (grounding, citations, links), the response object.
+//! - [`auth`]: the caller (gateway claims, OIDC and dev tokens), roles, Cedar policies.
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
+//! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
+//! - [`server`]: the HTTP API (`serve`), per-caller limits; [`client`]: a client of it.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
 //! - [`observe`]: spans (OTLP, Langfuse), the payload gate, metrics, log format.
+//! - [`sim`]: the simulator of both downstream services; [`http`], [`text`]: shared helpers.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
