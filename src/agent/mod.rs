@@ -28,5 +28,6 @@ pub mod response;
 pub mod routing;
 pub mod run;
 pub mod scope;
+mod stream;
 pub mod tools;
 pub mod usage;

@@ -47,6 +47,15 @@ pub struct IdentitySettings {
 }
 
 impl IdentitySettings {
+    pub fn from_config(access: &crate::config::AccessConfig) -> IdentitySettings {
+        IdentitySettings {
+            require_auth: access.require_auth,
+            jwt_secret: access.eval_jwt_secret.clone(),
+            trust_gateway_header: access.trust_gateway_header,
+            oidc: access.oidc.clone(),
+        }
+    }
+
     /// The identity paths enabled, in words (for `doctor` and the start-up log).
     pub fn describe(&self) -> String {
         let mut modes = Vec::new();
@@ -223,20 +232,8 @@ pub fn finish(
     }
 }
 
-/// Identifies the caller of a request at `now` when no JWKS key is involved (an OIDC token is
-/// refused here: the server looks its key up and calls [`finish`]).
-pub fn identify(
-    credentials: Credentials<'_>,
-    settings: &IdentitySettings,
-    now: f64,
-) -> Result<Caller, AuthError> {
-    identify_with_reason(credentials, settings, now).map_err(|reason| {
-        tracing::info!(%reason, "request refused as unauthenticated");
-        AuthError::Unauthenticated
-    })
-}
-
-/// As [`identify`], keeping the reason (for tests and logs).
+/// The caller of a request at `now` when no JWKS key is involved (an OIDC token is refused
+/// here: the server looks its key up and calls [`finish`]), with the reason of a refusal.
 pub fn identify_with_reason(
     credentials: Credentials<'_>,
     settings: &IdentitySettings,
@@ -294,6 +291,15 @@ mod tests {
 
     const NOW: f64 = 1_800_000_000.0;
     const SECRET: &str = "eval-secret";
+
+    /// What a caller sees: one opaque refusal whatever the reason.
+    fn identify(
+        credentials: Credentials<'_>,
+        settings: &IdentitySettings,
+        now: f64,
+    ) -> Result<Caller, AuthError> {
+        identify_with_reason(credentials, settings, now).map_err(|_| AuthError::Unauthenticated)
+    }
 
     fn settings(require_auth: bool, secret: bool) -> IdentitySettings {
         IdentitySettings {

@@ -71,13 +71,13 @@ impl JwksCache {
 
     /// The key for `kid`, fetching the set when it is not held (within the refetch interval).
     pub async fn key(&self, kid: &str) -> KeyLookup {
-        if let Some(found) = self.lookup(kid) {
-            return found;
+        if let Some(key) = self.lookup(kid) {
+            return KeyLookup::Found(key);
         }
         let _one_fetch = self.fetching.lock().await;
         // Another request may have fetched while this one waited.
-        if let Some(found) = self.lookup(kid) {
-            return found;
+        if let Some(key) = self.lookup(kid) {
+            return KeyLookup::Found(key);
         }
         let due = self
             .held()
@@ -86,17 +86,16 @@ impl JwksCache {
         if due {
             let _ = self.refresh_now().await;
         }
-        self.lookup(kid).unwrap_or_else(|| match self.held().keys {
-            Some(_) => KeyLookup::Unknown,
-            None => KeyLookup::Unavailable,
-        })
+        match (self.lookup(kid), self.held_keys()) {
+            (Some(key), _) => KeyLookup::Found(key),
+            (None, Some(_)) => KeyLookup::Unknown,
+            (None, None) => KeyLookup::Unavailable,
+        }
     }
 
     /// The held key of `kid`; `None` when no set is held or it has no such key.
-    fn lookup(&self, kid: &str) -> Option<KeyLookup> {
-        let held = self.held();
-        let key = held.keys.as_ref()?.get(kid)?;
-        Some(KeyLookup::Found(key.clone()))
+    fn lookup(&self, kid: &str) -> Option<VerifyingKey> {
+        self.held().keys.as_ref()?.get(kid).cloned()
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, Held> {

@@ -290,13 +290,8 @@ async fn embedder_check(config: &Config) -> Check {
 /// Any HTTP answer counts as reachable: the services refuse an unidentified request.
 /// Which identity paths `serve` accepts, and for OIDC whether the JWKS reads.
 async fn identity_check(config: &Config) -> Check {
-    let settings = crowdvision_agent::auth::identity::IdentitySettings {
-        require_auth: config.access.require_auth,
-        jwt_secret: config.access.eval_jwt_secret.clone(),
-        trust_gateway_header: config.access.trust_gateway_header,
-        oidc: config.access.oidc.clone(),
-    };
-    let modes = settings.describe();
+    let modes =
+        crowdvision_agent::auth::identity::IdentitySettings::from_config(&config.access).describe();
     let Some(oidc) = &config.access.oidc else {
         return Check::pass("identity", modes);
     };

@@ -173,11 +173,6 @@ impl CallerLimits {
             caller: caller.to_string(),
         })
     }
-
-    /// Callers currently tracked (for tests and the memory bound).
-    pub fn tracked(&self) -> usize {
-        self.lock().len()
-    }
 }
 
 #[cfg(test)]

@@ -147,12 +147,7 @@ impl AppState {
                 require_permissions: config.ingest.require_permissions,
                 embedding_dim: config.embedding.dim,
             },
-            IdentitySettings {
-                require_auth: config.access.require_auth,
-                jwt_secret: config.access.eval_jwt_secret.clone(),
-                trust_gateway_header: config.access.trust_gateway_header,
-                oidc: config.access.oidc.clone(),
-            },
+            IdentitySettings::from_config(&config.access),
             ServerSettings {
                 max_body_bytes: config.server.max_request_bytes,
                 max_question_chars: config.llm.max_question_chars,
