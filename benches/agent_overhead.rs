@@ -24,7 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod provider;
 
 use async_trait::async_trait;
-use crowdvision_agent::agent::answer::{Agent, AgentSettings, Question};
+use crowdvision_agent::agent::answer::{Agent, AgentSettings};
 use crowdvision_agent::agent::decision::Decision;
 use crowdvision_agent::agent::llm::{
     ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, TokenSink, ToolCall,
@@ -38,6 +38,7 @@ use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, LogFormat, RawSettings};
+use crowdvision_agent::contract::Question;
 use crowdvision_agent::observe::telemetry::{Telemetry, TelemetrySettings};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -3,9 +3,7 @@
 //! process. Identity travels the way a gateway would send it: the claims header, or a bearer
 //! development token.
 
-use crate::agent::answer::{AgentEvent, Question};
-use crate::agent::response::AskResponse;
-use crate::server::AskRequest;
+use crate::contract::{AgentEvent, AskRequest, AskResponse, Question};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Longest error body read from the server.

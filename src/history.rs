@@ -6,8 +6,8 @@
 //! short by a crash) is skipped when reading, never fatal.
 
 use crate::agent::decision::Decision;
-use crate::agent::response::AskResponse;
 use crate::agent::usage::Usage;
+use crate::contract::AskResponse;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -126,10 +126,7 @@ impl History {
     }
 }
 
-/// `history.jsonl` in the platform's data directory, beside the default knowledge base.
-pub fn default_path() -> PathBuf {
-    crate::config::default_sqlite_path().with_file_name("history.jsonl")
-}
+pub use crate::config::default_history_path as default_path;
 
 #[cfg(test)]
 mod tests {

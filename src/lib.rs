@@ -2,9 +2,13 @@
 //! permission-filtered documentation knowledge base and live data.
 //!
 //! Module map (see `ARCHITECTURE.md` for the code map and the invariants):
-//! - [`config`]: every setting, validated once at load.
-//! - [`agent`]: the bounded tool-calling loop, its ports (model, tools) and adapters, the
-//!   checks on answers (grounding, citations, links), the response object.
+//! - [`config`]: every setting, from one table, validated once at load.
+//! - [`contract`]: what crosses the library's boundary (question, events, response, errors,
+//!   HTTP bodies).
+//! - [`compose`]: the composition root that wires the adapters for every subcommand.
+//! - [`agent`]: the answer's decisions as a pure state machine ([`agent::run`]) and its driver,
+//!   the ports (model, tools) and adapters, the checks on answers (grounding, citations,
+//!   links).
 //! - [`auth`]: the caller (gateway claims, OIDC and dev tokens), roles, Cedar policies.
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
@@ -22,7 +26,9 @@ pub mod agent;
 pub mod auth;
 pub mod citations;
 pub mod client;
+pub mod compose;
 pub mod config;
+pub mod contract;
 pub mod downstream;
 pub mod eval;
 pub mod history;

@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::Parser;
+use crowdvision_agent::compose::ComposeError;
 use crowdvision_agent::config::ConfigError;
 use crowdvision_agent::retrieval::ingest::IngestError;
 use crowdvision_agent::retrieval::search::SearchError;
@@ -14,7 +14,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -57,6 +57,14 @@ fn is_usage(error: &anyhow::Error) -> bool {
             || matches!(
                 cause.downcast_ref::<SearchError>(),
                 Some(SearchError::Store(StoreError::EmbeddingMismatch { .. }))
+            )
+            || matches!(
+                cause.downcast_ref::<ComposeError>(),
+                Some(ComposeError::Config(_))
+                    | Some(ComposeError::Store(StoreError::EmbeddingMismatch { .. }))
+                    | Some(ComposeError::Search(SearchError::Store(
+                        StoreError::EmbeddingMismatch { .. }
+                    )))
             )
             || matches!(
                 cause.downcast_ref::<IngestError>(),

@@ -2,9 +2,8 @@
 //! model chosen for the session, the last answer (for `/trace`) and the session's totals (for
 //! `/cost`). Pure bookkeeping; the REPL in the binary does the I/O.
 
-use super::answer::{HistoryMessage, HistoryRole, Question};
-use super::response::AskResponse;
 use super::usage::Usage;
+use crate::contract::{AskResponse, HistoryMessage, HistoryRole, Question};
 
 #[derive(Debug, Default)]
 pub struct Conversation {
@@ -85,8 +84,8 @@ impl Conversation {
 mod tests {
     use super::*;
     use crate::agent::decision::Decision;
-    use crate::agent::response::RetrievalReport;
     use crate::agent::usage::Cost;
+    use crate::contract::RetrievalReport;
 
     fn response(answer: &str, tokens: u64, provider: Option<f64>) -> AskResponse {
         AskResponse {

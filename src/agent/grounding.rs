@@ -275,7 +275,7 @@ fn asked_subject(question: &str) -> Vec<String> {
     asked[start..]
         .iter()
         .take_while(|w| !SUBJECT_ENDS.contains(&w.as_str()))
-        .map(|w| singular_word(w))
+        .map(|w| singular(w, 3).to_string())
         .filter(|w| !GENERIC_SUBJECT_WORDS.contains(&w.as_str()))
         .map(|w| {
             SUBJECT_SYNONYMS
@@ -286,11 +286,12 @@ fn asked_subject(question: &str) -> Vec<String> {
         .collect()
 }
 
-/// As [`singular`], also for short words (`seats` → `seat`, `ppm` stays).
-fn singular_word(word: &str) -> String {
+/// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap: the
+/// stem must keep `min_stem` letters (`ppm` stays) and not end in `s` itself (`class`).
+fn singular(word: &str, min_stem: usize) -> &str {
     match word.strip_suffix('s') {
-        Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem.to_string(),
-        _ => word.to_string(),
+        Some(stem) if stem.chars().count() >= min_stem && !stem.ends_with('s') => stem,
+        _ => word,
     }
 }
 
@@ -407,12 +408,12 @@ impl Terms {
             numbers: self
                 .numbers
                 .iter()
-                .filter(|n| passage.numbers.contains(n))
+                .filter(|n| passage.numbers.binary_search(n).is_ok())
                 .count(),
             words: self
                 .words
                 .iter()
-                .filter(|w| passage.words.contains(w))
+                .filter(|w| passage.words.binary_search(w).is_ok())
                 .count(),
         }
     }
@@ -425,45 +426,55 @@ fn terms(text: &str) -> Terms {
         if token.is_empty() {
             continue;
         }
-        if token.starts_with(char::is_alphabetic) && token.chars().any(|c| c.is_ascii_digit()) {
+        let has_digit = token.bytes().any(|b| b.is_ascii_digit());
+        if has_digit && token.starts_with(char::is_alphabetic) {
             // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
-            let name = token.to_lowercase().replace('.', "");
-            if !found.words.contains(&name) {
-                found.words.push(name);
-            }
+            found.words.push(token.to_lowercase().replace('.', ""));
             continue;
         }
-        if token.chars().any(|c| c.is_ascii_digit()) {
+        if has_digit {
             // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
-            let figure: String = token
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
-                .collect();
-            let number = read_number(figure.trim_end_matches(['.', ',']));
-            if !found.numbers.contains(&number) {
-                found.numbers.push(number);
-            }
+            let end = token
+                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+                .unwrap_or(token.len());
+            found
+                .numbers
+                .push(read_number(token[..end].trim_end_matches(['.', ','])));
             continue;
         }
         for word in token.split([',', '.']) {
-            let word = singular(&word.to_lowercase());
-            if word.chars().count() >= 4
-                && !STOPWORDS.contains(&word.as_str())
-                && !found.words.contains(&word)
-            {
-                found.words.push(word);
+            // Words under four letters never count, whatever their plural.
+            if word.len() < 4 {
+                continue;
+            }
+            let lower = lowercase(word);
+            let word = singular(&lower, 4);
+            if word.chars().count() >= 4 && !is_stopword(word) {
+                found.words.push(word.to_string());
             }
         }
     }
+    // Sorted and without repeats, for the binary searches of `support_in`.
+    found.numbers.sort_unstable();
+    found.numbers.dedup();
+    found.words.sort_unstable();
+    found.words.dedup();
     found
 }
 
-/// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap.
-fn singular(word: &str) -> String {
-    match word.strip_suffix('s') {
-        Some(stem) if stem.chars().count() >= 4 && !stem.ends_with('s') => stem.to_string(),
-        _ => word.to_string(),
+/// `word` in lower case, copied only when it has capitals.
+fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
+    if word.chars().any(char::is_uppercase) {
+        std::borrow::Cow::Owned(word.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(word)
     }
+}
+
+fn is_stopword(word: &str) -> bool {
+    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
+    SET.contains(word)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.
-//! - [`usage`], [`response`]: usage and cost over hops, and the response object.
+//! - [`usage`]: usage and cost over hops (the response object is [`crate::contract`]).
 
 pub mod answer;
 pub mod conversation;
@@ -24,7 +24,6 @@ pub mod model_choice;
 pub mod openai;
 pub mod passages;
 pub mod places;
-pub mod response;
 pub mod routing;
 pub mod run;
 pub mod scope;

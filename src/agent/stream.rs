@@ -2,9 +2,9 @@
 //! marker filter and the link guard in turn, what the client shows so far, and the `retract`
 //! that withdraws it when the library discards or replaces that text.
 
-use super::answer::AgentEvent;
 use super::decision::CodeGate;
 use crate::citations;
+use crate::contract::AgentEvent;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The answer's text as it streams, through a [`citations::StreamFilter`] that knows the

@@ -8,7 +8,7 @@ pub mod identity;
 pub mod jwks;
 pub mod jwt;
 pub mod oidc;
-mod roles;
+pub mod roles;
 mod user;
 
 pub use roles::{Role, RoleHierarchy};

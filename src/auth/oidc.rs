@@ -18,14 +18,7 @@ pub const MAX_JWKS_BYTES: usize = 256 * 1024;
 /// A JWKS with more keys than this is refused whole: no provider rotates through more.
 pub const MAX_JWKS_KEYS: usize = 64;
 
-/// Where tokens come from and whom they must be for (`OIDC_JWKS_URL`, `OIDC_ISSUER`,
-/// `OIDC_AUDIENCE`, set together).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OidcSettings {
-    pub jwks_url: url::Url,
-    pub issuer: String,
-    pub audience: String,
-}
+pub use crate::config::OidcSettings;
 
 /// One accepted key and the algorithm it verifies.
 #[derive(Clone)]

@@ -6,18 +6,14 @@ use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
-use crowdvision_agent::agent::answer::{Agent, AgentEvent, Question};
-use crowdvision_agent::agent::llm::ChatModel;
-use crowdvision_agent::agent::openai::OpenAiChat;
-use crowdvision_agent::agent::response::AskResponse;
-use crowdvision_agent::agent::tools::registry::ToolRegistry;
-use crowdvision_agent::agent::tools::standard_registry;
-use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::agent::answer::Agent;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::client::{RemoteAgent, RemoteIdentity};
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
+use crowdvision_agent::contract::AskResponse;
+use crowdvision_agent::contract::{AgentEvent, Question};
 use crowdvision_agent::history::{Entry, History};
-use crowdvision_agent::retrieval::search::Retriever;
 use crowdvision_agent::retrieval::store::ChunkStore;
 use std::io::Write;
 use std::process::ExitCode;
@@ -46,47 +42,6 @@ pub struct AskArgs {
     /// answering in this process.
     #[arg(long, value_name = "URL")]
     server: Option<String>,
-}
-
-/// What an agent is made of, built once: the provider adapter, the tools, the authorizer.
-pub struct AgentParts {
-    pub chat: Arc<dyn ChatModel>,
-    pub tools: Arc<ToolRegistry>,
-    pub authz: Arc<Authorizer>,
-    pub retriever: Arc<Retriever>,
-}
-
-impl AgentParts {
-    /// An agent over these parts with the settings of `config` (its answer model included).
-    pub fn agent(&self, config: &Config) -> Agent {
-        Agent::from_config(
-            config,
-            self.chat.clone(),
-            self.tools.clone(),
-            self.authz.clone(),
-        )
-    }
-}
-
-/// Checks the key and the store, then builds the parts every answering command uses.
-pub async fn build_parts(config: &Config) -> Result<AgentParts> {
-    let parts = build_parts_unchecked(config).await?;
-    parts.retriever.check_store().await?;
-    Ok(parts)
-}
-
-/// As [`build_parts`] without the store check (the server reports it on `/readyz`).
-pub async fn build_parts_unchecked(config: &Config) -> Result<AgentParts> {
-    config.require_api_key()?;
-    let retriever = Arc::new(Retriever::from_config(config).await?);
-    let authz = Arc::new(Authorizer::from_config(config));
-    let tools = standard_registry(config, retriever.clone(), authz.clone());
-    Ok(AgentParts {
-        chat: Arc::new(OpenAiChat::new(&config.llm)),
-        tools: Arc::new(tools),
-        authz,
-        retriever,
-    })
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: AskArgs) -> Result<ExitCode> {
@@ -153,7 +108,7 @@ impl Answerer {
         Ok(match server {
             Some(url) => Answerer::Remote(RemoteAgent::new(url)?, identity::remote(caller)?),
             None => {
-                let parts = build_parts(config).await?;
+                let parts = compose::answering(config).await?;
                 Answerer::Local(
                     Box::new(parts.agent(config)),
                     identity::resolve(caller, config)?,

@@ -4,8 +4,8 @@ use super::out::outln;
 use super::render;
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
-use crowdvision_agent::retrieval::store;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -52,8 +52,8 @@ fn confirmed_on_terminal(location: &str) -> Result<Option<bool>> {
 pub async fn run(config: Config, args: DbArgs) -> Result<ExitCode> {
     // Only `migrate` creates a store; looking at or resetting one that is not there says so.
     let store = match args.action {
-        DbAction::Migrate => store::open(&config.store.location).await?,
-        _ => store::open_existing(&config.store.location).await?,
+        DbAction::Migrate => compose::store(&config, true).await?,
+        _ => compose::store(&config, false).await?,
     };
     match args.action {
         DbAction::Migrate => {

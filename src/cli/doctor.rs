@@ -4,9 +4,10 @@
 use super::out::outln;
 use anyhow::Result;
 use clap::Args;
-use crowdvision_agent::config::{is_secret, redact, Config, RawSettings};
+use crowdvision_agent::compose;
+use crowdvision_agent::config::{is_secret, redact, settings, Config, RawSettings};
 use crowdvision_agent::retrieval::embed;
-use crowdvision_agent::retrieval::store::{self, check_embedding};
+use crowdvision_agent::retrieval::store::check_embedding;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -59,13 +60,18 @@ impl Check {
 pub async fn run(config_file: Option<&Path>, args: DoctorArgs) -> Result<ExitCode> {
     let raw = RawSettings::gather(config_file)?;
     let (config, effective) = Config::read(&raw)?;
-    let settings: Vec<Setting> = effective
-        .into_iter()
-        .map(|(name, value)| Setting {
-            name,
-            value: shown(name, &value),
+    // Every setting of the table, in its order; one these settings make no use of says so.
+    let settings: Vec<Setting> = settings::TABLE
+        .iter()
+        .map(|setting| Setting {
+            name: setting.name,
+            value: effective
+                .get(setting.name)
+                .map_or("(not used with these settings)".to_string(), |value| {
+                    shown(setting.name, value)
+                }),
             origin: raw
-                .origin(name)
+                .origin(setting.name)
                 .map_or("default".to_string(), |o| o.to_string()),
         })
         .collect();
@@ -130,7 +136,7 @@ fn shown(name: &str, value: &str) -> String {
 }
 
 async fn store_check(config: &Config) -> Check {
-    let opened = match store::open_existing(&config.store.location).await {
+    let opened = match compose::store(config, false).await {
         Ok(opened) => opened,
         Err(error) => {
             return Check::fail(

@@ -4,13 +4,13 @@
 //! Exit 1 when a case FAILs or ERRORs (or XPASSes under --strict), else 0.
 
 use super::out::outln;
-use super::{ask, render, EXIT_USAGE};
+use super::{render, EXIT_USAGE};
 use anyhow::{Context, Result};
 use clap::Args;
 use crowdvision_agent::agent::answer::Agent;
-use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::STANDARD_TOOL_NAMES;
 use crowdvision_agent::agent::usage::PriceTable;
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::eval::dataset::{self, Case, Dataset};
 use crowdvision_agent::eval::formats;
@@ -98,7 +98,7 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
         let judge = match &inputs.judge_model {
             Some(judge_model) => {
                 config.require_api_key()?;
-                let chat = Arc::new(OpenAiChat::new(&config.llm));
+                let chat = compose::chat_model(&config);
                 Some(judge_for(&config, chat, judge_model))
             }
             None => None,
@@ -111,7 +111,7 @@ pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let parts = ask::build_parts(&config).await?;
+    let parts = compose::answering(&config).await?;
     let agents: HashMap<String, Agent> = inputs
         .models
         .iter()

@@ -4,10 +4,10 @@ use super::out::outln;
 use super::render;
 use anyhow::{Context, Result};
 use clap::Args;
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::chunk::Chunker;
 use crowdvision_agent::retrieval::ingest::{IngestOptions, Ingestor, NoProgress, Progress};
-use crowdvision_agent::retrieval::{embed, store};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,15 +33,12 @@ pub struct IngestArgs {
 }
 
 pub async fn run(config: Config, args: IngestArgs) -> Result<ExitCode> {
-    let store = store::open(&config.store.location).await?;
-    store
-        .migrate(config.embedding.dim)
+    let (store, embedder) = compose::writable_store(&config)
         .await
         .context("preparing the store")?;
-    let embedding = store::embedding_for(store.as_ref(), &config.embedding).await;
     let ingestor = Ingestor {
         store,
-        embedder: embed::from_config(&embedding),
+        embedder,
         chunker: Chunker::new(config.chunking),
     };
     let options = IngestOptions {

@@ -19,8 +19,8 @@ pub mod telemetry;
 mod tools;
 
 use anyhow::Result;
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use crowdvision_agent::config::Config;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use crowdvision_agent::config::{reference, Config};
 use out::out;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,8 +55,7 @@ pub fn usage(error: impl std::fmt::Display) -> anyhow::Error {
     version,
     about = "Answers questions about buildings, rooms, occupancy and sensors from a permission-filtered knowledge base and live data",
     propagate_version = true,
-    after_help = EXAMPLES,
-    after_long_help = concat!("Examples:\n", include_str!("help/examples.txt"), "\n", include_str!("help/environment.txt"), "\n", include_str!("help/exit-status.txt"))
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     /// Optional settings file (YAML mapping of the environment variable names).
@@ -175,8 +174,24 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// The command line as clap reads it: `--help` (long) adds the environment, written from the
+/// settings table, and the exit codes.
+pub fn command() -> clap::Command {
+    Cli::command().after_long_help(format!(
+        "Examples:\n{}\n{}\n{}",
+        include_str!("help/examples.txt"),
+        reference::environment_help(),
+        include_str!("help/exit-status.txt")
+    ))
+}
+
+/// The arguments of this process; `--help`, `--version` and usage errors exit here.
+pub fn parse() -> Cli {
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|error| error.exit())
+}
+
 pub fn completion_script(shell: Shell) -> String {
-    let mut command = Cli::command();
+    let mut command = command();
     let mut out = Vec::new();
     let name = "crowdvision-agent";
     match shell {
@@ -205,7 +220,7 @@ pub fn completion_script(shell: Shell) -> String {
 /// The top man page, with ENVIRONMENT and EXIT STATUS sections and the subcommands' pages
 /// named under SEE ALSO.
 pub fn man_page() -> String {
-    let mut page = render_man(Cli::command());
+    let mut page = render_man(command());
     let pages: Vec<String> = man_subcommands()
         .iter()
         .map(|name| format!("\\fBcrowdvision-agent-{name}\\fR(1)"))
@@ -216,7 +231,7 @@ pub fn man_page() -> String {
 
 /// The subcommands that have a page of their own.
 pub fn man_subcommands() -> Vec<String> {
-    Cli::command()
+    command()
         .get_subcommands()
         .map(|s| s.get_name().to_string())
         .filter(|name| name != "help")
@@ -226,7 +241,7 @@ pub fn man_subcommands() -> Vec<String> {
 /// `crowdvision-agent-NAME(1)`: one subcommand, its options and the global ones, the
 /// environment and the exit status.
 pub fn subcommand_man_page(name: &str) -> Option<String> {
-    let command = Cli::command();
+    let command = command();
     let sub = command.find_subcommand(name)?.clone();
     let title = format!("crowdvision-agent-{name}");
     let sub = sub
@@ -245,10 +260,7 @@ fn render_man(command: clap::Command) -> String {
         .render(&mut out)
         .expect("rendering to memory cannot fail");
     let mut page = String::from_utf8(out).expect("the man page is UTF-8");
-    page.push_str(&roff_section(
-        "ENVIRONMENT",
-        include_str!("help/environment.txt"),
-    ));
+    page.push_str(&roff_section("ENVIRONMENT", &reference::environment_help()));
     page.push_str(&roff_section(
         "EXIT STATUS",
         include_str!("help/exit-status.txt"),

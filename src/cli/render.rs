@@ -5,7 +5,7 @@
 //! `--json` stays the way to get everything.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
-use crowdvision_agent::agent::response::{AskResponse, TraceEntry};
+use crowdvision_agent::contract::{AskResponse, TraceEntry};
 use crowdvision_agent::eval::formats;
 use crowdvision_agent::eval::report::{BaselineDiff, Report, Status};
 use crowdvision_agent::retrieval::chunk::Chunk;

@@ -4,9 +4,10 @@ use super::out::outln;
 use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::retrieval::query::keyword_terms;
-use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
+use crowdvision_agent::retrieval::search::SearchMode;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -31,7 +32,7 @@ pub async fn run(
     args: SearchArgs,
 ) -> Result<ExitCode> {
     let user = identity::resolve(caller, &config)?.user;
-    let retriever = Retriever::from_config(&config).await?;
+    let retriever = compose::retriever(&config).await?;
     retriever.check_store().await?;
     let results = retriever
         .search(

@@ -3,9 +3,9 @@
 //! SHUTDOWN_GRACE_SECONDS. With OIDC configured, the JWKS is fetched at start and refreshed on a
 //! timer.
 
-use super::ask;
 use anyhow::{Context, Result};
 use clap::Args;
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::server::{self, AppState};
 use std::net::SocketAddr;
@@ -20,7 +20,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
-    let parts = ask::build_parts_unchecked(&config).await?;
+    let parts = compose::answering_unchecked(&config).await?;
     let mut state = AppState::from_config(
         &config,
         parts.agent(&config),

@@ -6,13 +6,11 @@ use super::{identity, render};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
-use crowdvision_agent::agent::tools::{live_registry, standard_registry, ToolContext};
-use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::agent::tools::ToolContext;
+use crowdvision_agent::compose;
 use crowdvision_agent::config::Config;
-use crowdvision_agent::retrieval::search::Retriever;
 use crowdvision_agent::retrieval::store::StoreError;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
@@ -121,18 +119,17 @@ enum Needs {
 }
 
 async fn build_registry(config: &Config, needs: Needs) -> Result<ToolRegistry> {
-    let authz = Arc::new(Authorizer::from_config(config));
     let retriever = match needs {
-        Needs::Nothing => return Ok(live_registry(config, authz)),
-        Needs::Store => Retriever::from_config(config).await?,
-        Needs::IfThere => match Retriever::from_config(config).await {
-            Ok(retriever) => retriever,
+        Needs::Nothing => None,
+        Needs::Store => Some(compose::retriever(config).await?),
+        Needs::IfThere => match compose::retriever(config).await {
+            Ok(retriever) => Some(retriever),
             Err(error @ StoreError::NoKnowledgeBase { .. }) => {
                 eprintln!("note: search_docs is not listed: {error}");
-                return Ok(live_registry(config, authz));
+                None
             }
             Err(error) => return Err(error.into()),
         },
     };
-    Ok(standard_registry(config, Arc::new(retriever), authz))
+    Ok(compose::registry(config, retriever))
 }

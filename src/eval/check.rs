@@ -3,7 +3,7 @@
 //! elsewhere ([`super::judge`]) and joins these results as one more assertion.
 
 use super::dataset::Expect;
-use crate::agent::response::AskResponse;
+use crate::contract::AskResponse;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -218,9 +218,9 @@ fn quoted<'a>(texts: impl Iterator<Item = &'a str>) -> String {
 mod tests {
     use super::*;
     use crate::agent::decision::Decision;
-    use crate::agent::response::{RetrievalReport, TraceEntry};
     use crate::agent::usage::{Cost, Usage};
     use crate::citations::Citation;
+    use crate::contract::{RetrievalReport, TraceEntry};
 
     fn response() -> AskResponse {
         AskResponse {

@@ -2,10 +2,10 @@
 //! whole before anything runs. Every problem names the file, the case and the field, and all
 //! problems of a load are reported together.
 
-use crate::agent::answer::HistoryMessage;
 use crate::agent::decision::Decision;
 use crate::auth::identity::Caller;
 use crate::auth::{AuthUser, RoleHierarchy};
+use crate::contract::HistoryMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;

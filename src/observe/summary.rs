@@ -2,7 +2,6 @@
 //! exported, writes one `info` line (target `crowdvision_agent::requests`) as the request ends.
 //! [`JsonLines`] is the `LOG_FORMAT=json` line format, with the request's trace id.
 
-use super::telemetry::SUMMARY_TARGET;
 use std::fmt::Write as _;
 use std::time::Instant;
 use tracing::field::{Field, Visit};
@@ -13,6 +12,9 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
+
+/// The target of the one-line request summaries (an `info` event each).
+pub const SUMMARY_TARGET: &str = "crowdvision_agent::requests";
 
 /// Longest value of one field in a summary line, and longest line: a question or a provider's
 /// reply recorded on a span never makes a log line grow without bound.

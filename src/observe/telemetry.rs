@@ -8,6 +8,7 @@
 //!   and counted. Without it, one summary line per finished request when the log shows them
 //!   (see [`super::summary`]).
 
+pub use super::summary::SUMMARY_TARGET;
 use super::summary::{JsonLines, RootSpans};
 use super::SPAN_TARGET;
 use crate::config::LogFormat;
@@ -26,9 +27,6 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
 use url::Url;
-
-/// The target of the one-line request summaries (an `info` event each).
-pub const SUMMARY_TARGET: &str = "crowdvision_agent::requests";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {

@@ -13,8 +13,7 @@ use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The name the local embedder is recorded under in the store.
-pub const LOCAL_MODEL_NAME: &str = "local-hash-v1";
+pub use crate::config::LOCAL_MODEL_NAME;
 
 const MAX_ATTEMPTS: u32 = 5;
 const BACKOFF_BASE: Duration = Duration::from_millis(250);

@@ -2,11 +2,10 @@
 //! fixed, safe message. Internals (SQL, provider bodies, claims, stack traces) are logged at
 //! most, never sent.
 
-use crate::agent::answer::AgentError;
 use crate::agent::model_choice::ModelChoiceError;
+use crate::contract::{AgentError, ErrorBody, ErrorDetail};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -15,19 +14,6 @@ pub struct ApiError {
     pub message: String,
     /// `Retry-After` seconds (503 when shedding).
     pub retry_after: Option<u64>,
-}
-
-/// `{"error": {"code", "message"}}`: the body of every error.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ErrorBody<'a> {
-    error: ErrorDetail<'a>,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ErrorDetail<'a> {
-    /// Stable and machine-readable: `unauthenticated`, `question_too_long`, `overloaded`, …
-    code: &'a str,
-    message: &'a str,
 }
 
 impl ApiError {

@@ -13,7 +13,6 @@ pub mod limits;
 pub mod routes;
 
 pub use errors::ApiError;
-pub use routes::AskRequest;
 
 use crate::agent::answer::Agent;
 use crate::auth::identity::IdentitySettings;

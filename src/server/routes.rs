@@ -2,10 +2,9 @@
 
 use super::errors::ApiError;
 use super::AppState;
-use crate::agent::answer::{AgentEvent, HistoryMessage, Question};
-use crate::agent::response::AskResponse;
 use crate::auth::identity::{finish, plan, Caller, Credentials, Plan, RefusalReason};
 use crate::auth::jwks::KeyLookup;
+use crate::contract::{AgentEvent, AskRequest, AskResponse, Question};
 use crate::observe::metrics;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -24,28 +23,6 @@ const CLAIMS_HEADER: &str = "x-gateway-claims";
 
 /// Longest part of a parse error sent back.
 const MAX_DETAIL_CHARS: usize = 200;
-
-/// The body of `POST /ask`.
-#[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
-pub struct AskRequest {
-    /// The question; blank is refused (422), and so is one longer than the server's
-    /// `MAX_QUESTION_CHARS` (4000 by default).
-    #[schema(min_length = 1, max_length = 4000)]
-    pub question: String,
-    /// Answer as server-sent events instead of one JSON object.
-    #[serde(default)]
-    pub stream: bool,
-    /// The answer model, for callers whose role may choose it (`MODEL_OVERRIDE_MIN_ROLE`).
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Passages `search_docs` returns.
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 50)]
-    pub top_k: Option<usize>,
-    /// Earlier turns of the conversation, oldest first.
-    #[serde(default)]
-    pub history: Vec<HistoryMessage>,
-}
 
 pub fn router(state: Arc<AppState>) -> Router {
     let body_limit = state.settings.max_body_bytes;
@@ -111,9 +88,9 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         AskRequest,
         IngestRequest,
         InlineDocument,
-        crate::agent::response::AskResponse,
-        crate::agent::answer::AgentEvent,
-        super::errors::ErrorBody
+        crate::contract::AskResponse,
+        crate::contract::AgentEvent,
+        crate::contract::ErrorBody
     ))
 )]
 pub struct ApiDoc;
@@ -165,7 +142,7 @@ async fn healthz() -> Json<serde_json::Value> {
 /// a provider is configured; 503 naming the failing part otherwise.
 #[utoipa::path(get, path = "/readyz", responses(
     (status = 200, description = "ready"),
-    (status = 503, description = "the store or the provider is not ready", body = super::errors::ErrorBody),
+    (status = 503, description = "the store or the provider is not ready", body = crate::contract::ErrorBody),
 ))]
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if let Err(error) = state.retriever.check_store().await {
@@ -213,7 +190,7 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
 /// Prometheus metrics of this replica (not served through the proxy: scrape each replica).
 #[utoipa::path(get, path = "/metrics", responses(
     (status = 200, description = "Prometheus text format", content_type = "text/plain"),
-    (status = 404, description = "this process exports no metrics", body = super::errors::ErrorBody),
+    (status = 404, description = "this process exports no metrics", body = crate::contract::ErrorBody),
 ))]
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     match &state.metrics {
@@ -236,17 +213,17 @@ async fn not_found() -> ApiError {
 /// One answer: JSON, or server-sent events (`tool_call`, `tool_result`, `token`, then `done`
 /// with the response object, or `error`) when `stream` is true.
 #[utoipa::path(post, path = "/ask", request_body = AskRequest, responses(
-    (status = 200, description = "the answer (or an event stream)", body = crate::agent::response::AskResponse),
-    (status = 400, description = "invalid body, or a model not allowed", body = super::errors::ErrorBody),
-    (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
-    (status = 403, description = "model override below the required role", body = super::errors::ErrorBody),
-    (status = 413, description = "body too large", body = super::errors::ErrorBody),
-    (status = 415, description = "the body is not declared application/json", body = super::errors::ErrorBody),
-    (status = 422, description = "question empty or too long, or top_k outside 1..=50", body = super::errors::ErrorBody),
-    (status = 502, description = "the provider failed", body = super::errors::ErrorBody),
-    (status = 429, description = "this caller is over its own limits: answers in flight, requests per minute or tokens per hour (Retry-After)", body = super::errors::ErrorBody),
-    (status = 503, description = "too many answers in flight on this replica, or the answer was cut at shutdown (Retry-After)", body = super::errors::ErrorBody),
-    (status = 504, description = "the answer missed the deadline", body = super::errors::ErrorBody),
+    (status = 200, description = "the answer (or an event stream)", body = crate::contract::AskResponse),
+    (status = 400, description = "invalid body, or a model not allowed", body = crate::contract::ErrorBody),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+    (status = 403, description = "model override below the required role", body = crate::contract::ErrorBody),
+    (status = 413, description = "body too large", body = crate::contract::ErrorBody),
+    (status = 415, description = "the body is not declared application/json", body = crate::contract::ErrorBody),
+    (status = 422, description = "question empty or too long, or top_k outside 1..=50", body = crate::contract::ErrorBody),
+    (status = 502, description = "the provider failed", body = crate::contract::ErrorBody),
+    (status = 429, description = "this caller is over its own limits: answers in flight, requests per minute or tokens per hour (Retry-After)", body = crate::contract::ErrorBody),
+    (status = 503, description = "too many answers in flight on this replica, or the answer was cut at shutdown (Retry-After)", body = crate::contract::ErrorBody),
+    (status = 504, description = "the answer missed the deadline", body = crate::contract::ErrorBody),
 ))]
 async fn ask(
     State(state): State<Arc<AppState>>,
@@ -436,7 +413,7 @@ fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
 
 fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
     let limit = state.settings.max_question_chars;
-    if crate::agent::answer::is_blank(text) {
+    if crate::contract::is_blank(text) {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "question_empty",
@@ -479,10 +456,10 @@ pub struct InlineDocument {
 /// Ingests inline documents and/or the configured root, as an admin (Cedar `IngestDocuments`).
 #[utoipa::path(post, path = "/ingest", request_body = IngestRequest, responses(
     (status = 200, description = "the ingest summary, per source"),
-    (status = 400, description = "invalid body or document name", body = super::errors::ErrorBody),
-    (status = 401, description = "no usable identity", body = super::errors::ErrorBody),
-    (status = 403, description = "not an admin", body = super::errors::ErrorBody),
-    (status = 415, description = "the body is not declared application/json", body = super::errors::ErrorBody),
+    (status = 400, description = "invalid body or document name", body = crate::contract::ErrorBody),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+    (status = 403, description = "not an admin", body = crate::contract::ErrorBody),
+    (status = 415, description = "the body is not declared application/json", body = crate::contract::ErrorBody),
 ))]
 async fn ingest(
     State(state): State<Arc<AppState>>,

@@ -6,7 +6,7 @@
 
 use crate::provider::{answer, tool_calls, usage, ScriptedProvider};
 use crate::util::{agent, repo_root, stderr, stdout, write, Running};
-use crowdvision_agent::agent::answer::{Agent, Question};
+use crowdvision_agent::agent::answer::Agent;
 use crowdvision_agent::agent::decision::{Decision, IDK_MARKER};
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::live::LiveData;
@@ -17,6 +17,7 @@ use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::jwt::sign_hs256;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, RawSettings};
+use crowdvision_agent::contract::Question;
 use crowdvision_agent::downstream::http;
 use crowdvision_agent::sim::{self, Fault, Fixture, Route, SimHandle};
 use serde_json::{json, Value};

@@ -7,6 +7,7 @@
 
 mod abuse;
 mod agent;
+mod architecture;
 mod cli;
 mod corpus;
 mod embed;

@@ -148,19 +148,89 @@ pub trait ChunkStore: Send + Sync {
     /// Applies pending migrations; `dim` sizes the vector column on a fresh store.
     async fn migrate(&self, dim: usize) -> Result<Vec<u32>, StoreError>;
 
-    async fn status(&self) -> Result<StoreStatus, StoreError>;
+    /// Where the store is, as shown to a user (a path, or a URL without its password).
+    fn location(&self) -> &str;
 
-    /// Records the embedding model and dimension on first use, and refuses a different one
-    /// afterwards. Called before any write.
-    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError>;
+    /// The migrations this backend knows.
+    fn migrations(&self) -> &'static [migrations::Migration];
+
+    /// The versions applied so far (none on a store never migrated).
+    async fn applied_migrations(&self) -> Result<Vec<u32>, StoreError>;
+
+    /// A row of `store_settings`, read without checking the migrations first.
+    async fn read_setting(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Writes a row of `store_settings`; `replace`: an existing value is overwritten, else kept.
+    async fn write_setting(&self, key: &str, value: &str, replace: bool) -> Result<(), StoreError>;
+
+    /// The numbers of documents and of chunks.
+    async fn counts(&self) -> Result<(i64, i64), StoreError>;
 
     async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError>;
 
+    /// `NotMigrated` unless every migration is applied.
+    async fn require_migrated(&self) -> Result<(), StoreError> {
+        let applied = self.applied_migrations().await?;
+        if migrations::pending(self.migrations(), &applied).is_empty() {
+            Ok(())
+        } else {
+            Err(StoreError::NotMigrated)
+        }
+    }
+
+    async fn status(&self) -> Result<StoreStatus, StoreError> {
+        let applied = self.applied_migrations().await?;
+        let pending = migrations::pending(self.migrations(), &applied);
+        let mut status = StoreStatus {
+            backend: self.backend(),
+            location: self.location().to_string(),
+            applied_migrations: applied,
+            pending_migrations: pending.clone(),
+            embedding_model: None,
+            embedding_dim: None,
+            documents: 0,
+            chunks: 0,
+        };
+        if pending.is_empty() {
+            status.embedding_model = self.read_setting(SETTING_MODEL).await?;
+            status.embedding_dim = self
+                .read_setting(SETTING_DIM)
+                .await?
+                .and_then(|d| d.parse().ok());
+            (status.documents, status.chunks) = self.counts().await?;
+        }
+        Ok(status)
+    }
+
+    /// Records the embedding model and dimension on first use, and refuses a different one
+    /// afterwards. Called before any write.
+    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
+        self.require_migrated().await?;
+        let stored_model = self.read_setting(SETTING_MODEL).await?;
+        let stored_dim = self
+            .read_setting(SETTING_DIM)
+            .await?
+            .and_then(|d| d.parse().ok());
+        if check_embedding(stored_model, stored_dim, model, dim)? {
+            self.write_setting(SETTING_MODEL, model, false).await?;
+            // A concurrent first writer may have recorded another model: check again.
+            let recorded = self.read_setting(SETTING_MODEL).await?;
+            check_embedding(recorded, Some(dim), model, dim)?;
+        }
+        Ok(())
+    }
+
     /// A value of the store's own settings.
-    async fn store_setting(&self, key: &str) -> Result<Option<String>, StoreError>;
+    async fn store_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.require_migrated().await?;
+        self.read_setting(key).await
+    }
 
     /// Sets a value of the store's own settings.
-    async fn set_store_setting(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    async fn set_store_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.require_migrated().await?;
+        self.write_setting(key, value, true).await
+    }
 
     /// The knowledge-base roots earlier ingests named documents under (canonical paths), so
     /// that a later run over a file or subfolder inside one keeps the same names.

@@ -8,8 +8,8 @@
 
 use super::migrations::{self, POSTGRES};
 use super::{
-    check_embedding, ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoreStatus,
-    StoredDocument, WriteOutcome, SETTING_DIM, SETTING_MODEL,
+    ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoredDocument, WriteOutcome,
+    SETTING_DIM,
 };
 use crate::config::redact;
 use async_trait::async_trait;
@@ -142,23 +142,6 @@ impl PostgresStore {
                 .await?;
         Ok(versions.into_iter().map(|v| v as u32).collect())
     }
-
-    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(
-            sqlx::query_scalar("SELECT value FROM store_settings WHERE key = $1")
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
-    }
-
-    async fn require_migrated(&self) -> Result<(), StoreError> {
-        if migrations::pending(POSTGRES, &self.applied().await?).is_empty() {
-            Ok(())
-        } else {
-            Err(StoreError::NotMigrated)
-        }
-    }
 }
 
 #[async_trait]
@@ -219,71 +202,51 @@ impl ChunkStore for PostgresStore {
         Ok(newly)
     }
 
-    async fn status(&self) -> Result<StoreStatus, StoreError> {
-        let applied = self.applied().await?;
-        let pending = migrations::pending(POSTGRES, &applied);
-        let mut status = StoreStatus {
-            backend: self.backend(),
-            location: self.location.clone(),
-            applied_migrations: applied,
-            pending_migrations: pending.clone(),
-            embedding_model: None,
-            embedding_dim: None,
-            documents: 0,
-            chunks: 0,
-        };
-        if pending.is_empty() {
-            status.embedding_model = self.setting(SETTING_MODEL).await?;
-            status.embedding_dim = self
-                .setting(SETTING_DIM)
-                .await?
-                .and_then(|d| d.parse().ok());
-            status.documents = sqlx::query_scalar("SELECT count(*) FROM documents")
-                .fetch_one(&self.pool)
-                .await?;
-            status.chunks = sqlx::query_scalar("SELECT count(*) FROM chunks")
-                .fetch_one(&self.pool)
-                .await?;
-        }
-        Ok(status)
+    fn location(&self) -> &str {
+        &self.location
     }
 
-    async fn ensure_embedding(&self, model: &str, dim: usize) -> Result<(), StoreError> {
-        self.require_migrated().await?;
-        let stored_model = self.setting(SETTING_MODEL).await?;
-        let stored_dim = self
-            .setting(SETTING_DIM)
-            .await?
-            .and_then(|d| d.parse().ok());
-        if check_embedding(stored_model, stored_dim, model, dim)? {
-            sqlx::query("INSERT INTO store_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
-                .bind(SETTING_MODEL)
-                .bind(model)
-                .execute(&self.pool)
-                .await?;
-            // A concurrent first writer may have recorded another model: check again.
-            let recorded = self.setting(SETTING_MODEL).await?;
-            check_embedding(recorded, Some(dim), model, dim)?;
-        }
-        Ok(())
+    fn migrations(&self) -> &'static [migrations::Migration] {
+        migrations::POSTGRES
     }
 
-    async fn store_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.require_migrated().await?;
-        self.setting(key).await
+    async fn applied_migrations(&self) -> Result<Vec<u32>, StoreError> {
+        self.applied().await
     }
 
-    async fn set_store_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.require_migrated().await?;
-        sqlx::query(
-            "INSERT INTO store_settings (key, value) VALUES ($1, $2) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    async fn read_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT value FROM store_settings WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?,
         )
-        .bind(key)
-        .bind(value)
-        .execute(&self.pool)
-        .await?;
+    }
+
+    async fn write_setting(&self, key: &str, value: &str, replace: bool) -> Result<(), StoreError> {
+        let sql = if replace {
+            "INSERT INTO store_settings (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        } else {
+            "INSERT INTO store_settings (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO NOTHING"
+        };
+        sqlx::query(sql)
+            .bind(key)
+            .bind(value)
+            .execute(&self.pool)
+            .await?;
         Ok(())
+    }
+
+    async fn counts(&self) -> Result<(i64, i64), StoreError> {
+        let documents = sqlx::query_scalar("SELECT count(*) FROM documents")
+            .fetch_one(&self.pool)
+            .await?;
+        let chunks = sqlx::query_scalar("SELECT count(*) FROM chunks")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((documents, chunks))
     }
 
     async fn documents(&self) -> Result<Vec<StoredDocument>, StoreError> {

@@ -1,11 +1,11 @@
-//! The loop's decisions as a step function: given the latest model turn, what happens next.
-//! Pure; the runner that calls the model and the tools drives it.
+//! One model turn read: the tools it asks for (within the hop and token limits) or its final
+//! text classified. Pure; [`super::AnswerRun`] applies the rest of the rules to it.
 
-use super::decision::{classify, library_text, Decision, IDK_MARKER};
-use super::llm::{ChatTurn, ToolCall};
+use super::super::decision::{classify, library_text, Decision, IDK_MARKER};
+use super::super::llm::{ChatTurn, ToolCall};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub enum TurnVerdict {
     /// Run these tools (concurrently), append their results in this order, ask the model again.
     CallTools(Vec<ToolCall>),
     /// The answer is final.
@@ -41,41 +41,41 @@ impl LoopState {
     /// Decides on `turn`; counts a hop when it returns `CallTools`. Asking for tools when the
     /// next model call would pass the token budget (it reads at least this turn's prompt again)
     /// ends the answer as `budget_exhausted`.
-    pub fn next(&mut self, turn: &ChatTurn) -> Step {
+    pub fn next(&mut self, turn: &ChatTurn) -> TurnVerdict {
         self.tokens += turn.usage.total_tokens;
         let calls = &turn.message.tool_calls;
         if !calls.is_empty() {
             if self.hops >= self.max_hops {
-                return Step::Done {
+                return TurnVerdict::Done {
                     answer: IDK_MARKER.to_string(),
                     decision: Decision::ToolLoopExhausted,
                 };
             }
             let next_call = turn.usage.prompt_tokens + turn.usage.completion_tokens;
             if self.max_tokens > 0 && self.tokens + next_call > self.max_tokens {
-                return Step::Done {
+                return TurnVerdict::Done {
                     answer: IDK_MARKER.to_string(),
                     decision: Decision::BudgetExhausted,
                 };
             }
             self.hops += 1;
-            return Step::CallTools(calls.clone());
+            return TurnVerdict::CallTools(calls.clone());
         }
         let answer = turn.message.content.clone().unwrap_or_default();
         if answer.trim().is_empty() {
             // A model that stops with nothing to say has not answered.
-            return Step::Done {
+            return TurnVerdict::Done {
                 answer: IDK_MARKER.to_string(),
                 decision: Decision::Idk,
             };
         }
         let decision = classify(&answer, self.hops > 0);
         match library_text(decision) {
-            Some(sentence) => Step::Done {
+            Some(sentence) => TurnVerdict::Done {
                 answer: sentence.to_string(),
                 decision,
             },
-            None => Step::Done { answer, decision },
+            None => TurnVerdict::Done { answer, decision },
         }
     }
 }
@@ -127,8 +127,8 @@ mod budget_tests {
                 step = Some(state.next(&calling(*prompt, *completion)));
             }
             let decision = match step.unwrap() {
-                Step::Done { decision, .. } => Some(decision),
-                Step::CallTools(_) => None,
+                TurnVerdict::Done { decision, .. } => Some(decision),
+                TurnVerdict::CallTools(_) => None,
             };
             assert_eq!(decision, expected, "{turns:?} within {budget}");
         }
@@ -168,7 +168,7 @@ mod tests {
     fn tool_calls_are_run_in_the_order_requested() {
         let mut state = LoopState::new(6);
         let step = state.next(&turn(Message::assistant_calls(vec![call("a"), call("b")])));
-        assert_eq!(step, Step::CallTools(vec![call("a"), call("b")]));
+        assert_eq!(step, TurnVerdict::CallTools(vec![call("a"), call("b")]));
         assert_eq!(state.hops, 1);
     }
 
@@ -176,11 +176,11 @@ mod tests {
     fn the_bound_ends_the_loop_with_the_idk_marker() {
         let mut state = LoopState::new(2);
         let calling = turn(Message::assistant_calls(vec![call("a")]));
-        assert!(matches!(state.next(&calling), Step::CallTools(_)));
-        assert!(matches!(state.next(&calling), Step::CallTools(_)));
+        assert!(matches!(state.next(&calling), TurnVerdict::CallTools(_)));
+        assert!(matches!(state.next(&calling), TurnVerdict::CallTools(_)));
         assert_eq!(
             state.next(&calling),
-            Step::Done {
+            TurnVerdict::Done {
                 answer: IDK_MARKER.into(),
                 decision: Decision::ToolLoopExhausted
             }
@@ -193,7 +193,7 @@ mod tests {
         let refusal = format!("{REFUSAL_PREFIX} topics.");
         assert!(matches!(
             fresh.next(&turn(Message::assistant(refusal.clone()))),
-            Step::Done {
+            TurnVerdict::Done {
                 decision: Decision::Declined,
                 ..
             }
@@ -204,28 +204,28 @@ mod tests {
         };
         assert!(matches!(
             after_tools.next(&turn(Message::assistant(refusal))),
-            Step::Done {
+            TurnVerdict::Done {
                 decision: Decision::Idk,
                 ..
             }
         ));
         assert_eq!(
             fresh.next(&turn(Message::assistant("NO_ANSWER"))),
-            Step::Done {
+            TurnVerdict::Done {
                 answer: IDK_MARKER.into(),
                 decision: Decision::Idk
             }
         );
         assert!(matches!(
             after_tools.next(&turn(Message::assistant(IDK_MARKER))),
-            Step::Done {
+            TurnVerdict::Done {
                 decision: Decision::Idk,
                 ..
             }
         ));
         assert!(matches!(
             fresh.next(&turn(Message::assistant("Hello!"))),
-            Step::Done {
+            TurnVerdict::Done {
                 decision: Decision::Answered,
                 ..
             }
@@ -237,7 +237,7 @@ mod tests {
         let mut state = LoopState::new(6);
         assert_eq!(
             state.next(&turn(Message::assistant("  "))),
-            Step::Done {
+            TurnVerdict::Done {
                 answer: IDK_MARKER.into(),
                 decision: Decision::Idk
             }

@@ -1,0 +1,113 @@
+//! The checks an answer passes before it leaves, and the response object they produce. Pure.
+//!
+//! In turn: remote links neutralised; markers checked against the passages returned (invented
+//! ones removed); an answer citing nothing gets its sentences attributed in code; then three
+//! rules that end an answer as `idk` instead of passing on an invention:
+//!
+//! - [`Rule::UnsupportedDocumentation`]: a documentation answer no passage supports;
+//! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
+//! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
+//!   (elevators, an electricity bill).
+
+use super::super::decision::{Decision, IDK_MARKER};
+use super::super::grounding;
+use super::super::links;
+use super::super::usage::PriceTable;
+use super::gathered::Gathered;
+use crate::citations::{self, CheckedAnswer};
+use crate::contract::{AskResponse, RetrievalReport};
+
+/// A rule that turns an answer into `idk` after the model is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    UnsupportedDocumentation,
+    InventedLiveFigures,
+    SubjectNotReturned,
+}
+
+/// What the checks read besides the answer.
+pub(super) struct CheckInputs<'a> {
+    pub question: &'a str,
+    pub allowed_hosts: &'a [String],
+    /// A documentation question under `REQUIRE_GROUNDED_ANSWERS`.
+    pub needs_grounding: bool,
+    pub require_grounded_answers: bool,
+    pub model: &'a str,
+    pub prices: &'a PriceTable,
+}
+
+/// The first rule `checked` breaks, if any.
+pub(super) fn broken_rule(
+    checked: &CheckedAnswer,
+    inputs: &CheckInputs<'_>,
+    gathered: &Gathered,
+) -> Option<Rule> {
+    let live = gathered.live_data_returned;
+    if checked.citations.is_empty() && inputs.needs_grounding && !live {
+        return Some(Rule::UnsupportedDocumentation);
+    }
+    if !(inputs.require_grounded_answers && live) {
+        return None;
+    }
+    let sources = gathered.sources();
+    if !grounding::numbers_grounded(&checked.answer, inputs.question, &sources) {
+        return Some(Rule::InventedLiveFigures);
+    }
+    if !grounding::subject_returned(inputs.question, &sources) {
+        return Some(Rule::SubjectNotReturned);
+    }
+    None
+}
+
+/// The response for `answer` as decided, after the checks.
+pub(super) fn respond(
+    answer: &str,
+    decision: Decision,
+    gathered: Gathered,
+    inputs: &CheckInputs<'_>,
+) -> AskResponse {
+    let answer = links::neutralise(answer, inputs.allowed_hosts);
+    let mut decision = decision;
+    let mut checked = citations::check(&answer, &gathered.returned_chunks);
+    let unsupported = grounding::unsupported_markers(&checked.answer, &gathered.passages);
+    if checked.citations.is_empty() && decision == Decision::Answered {
+        if let Some(marked) = grounding::attribute(&checked.answer, &gathered.passages) {
+            let hallucinated = std::mem::take(&mut checked.hallucinated);
+            checked = citations::check(&marked, &gathered.returned_chunks);
+            checked.hallucinated = hallucinated;
+            for citation in &mut checked.citations {
+                citation.attributed = true;
+            }
+        }
+    }
+    if decision == Decision::Answered && broken_rule(&checked, inputs, &gathered).is_some() {
+        decision = Decision::Idk;
+        checked = citations::check(IDK_MARKER, &gathered.returned_chunks);
+    }
+    let model = gathered
+        .served_model
+        .unwrap_or_else(|| inputs.model.to_string());
+    let mut cost = gathered.cost;
+    cost.estimated_usd = inputs.prices.estimate_served(&model, &gathered.usage);
+    AskResponse {
+        answer: checked.answer,
+        citations: checked.citations,
+        trace: gathered.trace,
+        usage: gathered.usage,
+        cost,
+        idk: matches!(
+            decision,
+            Decision::Idk | Decision::ToolLoopExhausted | Decision::BudgetExhausted
+        ),
+        decision,
+        model,
+        retrieval: RetrievalReport {
+            hallucinated_citations: checked.hallucinated,
+            unsupported_citations: if decision == Decision::Answered {
+                unsupported
+            } else {
+                Vec::new()
+            },
+        },
+    }
+}

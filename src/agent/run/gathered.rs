@@ -1,0 +1,122 @@
+//! What an answer has gathered so far: usage, the trace, the passages a citation may point at,
+//! and what the live tools returned. Pure data with the small reads the rules make of it.
+
+use super::super::passages;
+use super::super::tools::registry::ToolOutcome;
+use super::super::usage::{Cost, Usage};
+use super::SEARCH_DOCS;
+use crate::agent::llm::{ChatTurn, ToolCall};
+use crate::citations::ChunkOrigin;
+use crate::contract::TraceEntry;
+use std::collections::HashMap;
+
+#[derive(Debug, Default)]
+pub(super) struct Gathered {
+    pub usage: Usage,
+    pub cost: Cost,
+    pub trace: Vec<TraceEntry>,
+    /// Every passage `search_docs` returned during this answer: what a citation may point at.
+    pub returned_chunks: HashMap<String, ChunkOrigin>,
+    /// The same passages as (chunk id, text), in the order returned, for attribution.
+    pub passages: Vec<(String, String)>,
+    /// A live-data tool returned data (not an error) during this answer.
+    pub live_data_returned: bool,
+    /// What the live-data tools returned, as the model read it.
+    pub live_results: Vec<String>,
+    /// Every call that returned data: its tool, arguments as compared for a repeat, and what
+    /// the model read.
+    results: Vec<(String, serde_json::Value, String)>,
+    /// The model the provider says answered (the last one that said).
+    pub served_model: Option<String>,
+}
+
+impl Gathered {
+    /// A model turn's tokens and cost; `answering`: the model it names is the one that
+    /// answered (the topic check's is not).
+    pub fn count_turn(&mut self, turn: &ChatTurn, answering: bool) {
+        self.usage += turn.usage;
+        self.cost.add_provider(turn.provider_cost);
+        if answering && !turn.model.is_empty() {
+            self.served_model = Some(turn.model.clone());
+        }
+    }
+
+    pub fn record(&mut self, call: &ToolCall, outcome: ToolOutcome) {
+        let read = outcome.content.to_string();
+        self.record_read(call, outcome, read);
+    }
+
+    /// As [`Gathered::record`], with the result as the model read it (serialised once).
+    pub fn record_read(&mut self, call: &ToolCall, outcome: ToolOutcome, read: String) {
+        let arguments = arguments_value(&call.arguments);
+        if outcome.ok {
+            self.results.push((
+                outcome.tool.clone(),
+                comparable_arguments(&arguments),
+                read.clone(),
+            ));
+        }
+        if outcome.ok && outcome.tool == SEARCH_DOCS {
+            for (chunk_id, origin, text) in passages::returned(&outcome.content) {
+                self.returned_chunks.insert(chunk_id.clone(), origin);
+                self.passages.push((chunk_id, text));
+            }
+        } else if outcome.ok {
+            self.live_data_returned = true;
+            self.live_results.push(read);
+        }
+        self.trace.push(TraceEntry {
+            tool: outcome.tool,
+            arguments,
+            ok: outcome.ok,
+            ms: outcome.ms,
+            summary: outcome.summary,
+        });
+    }
+
+    /// What `call` returned when it was made before in this answer, by the library or the
+    /// model, with the same arguments (a search query compared without case, spacing or end
+    /// punctuation); `None` when it was not, or failed.
+    pub fn earlier_result(&self, call: &ToolCall) -> Option<&str> {
+        let asked = comparable_arguments(&arguments_value(&call.arguments));
+        self.results
+            .iter()
+            .find(|(tool, arguments, _)| *tool == call.name && *arguments == asked)
+            .map(|(_, _, content)| content.as_str())
+    }
+
+    /// Everything the answer could draw figures from: live results and passages.
+    pub fn sources(&self) -> Vec<&str> {
+        self.live_results
+            .iter()
+            .map(String::as_str)
+            .chain(self.passages.iter().map(|(_, text)| text.as_str()))
+            .collect()
+    }
+}
+
+/// The arguments for the trace and the events: the JSON the model sent, or its text when it
+/// is not JSON.
+pub fn arguments_value(arguments: &str) -> serde_json::Value {
+    serde_json::from_str(arguments)
+        .unwrap_or_else(|_| serde_json::Value::String(arguments.to_string()))
+}
+
+/// Arguments as compared for a repeated call: string values lowercased, their whitespace
+/// collapsed and their end punctuation dropped.
+fn comparable_arguments(arguments: &serde_json::Value) -> serde_json::Value {
+    match arguments {
+        serde_json::Value::String(text) => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let joined = words.join(" ").to_lowercase();
+            serde_json::Value::String(joined.trim_end_matches(['?', '.', '!']).to_string())
+        }
+        serde_json::Value::Object(fields) => serde_json::Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (key.clone(), comparable_arguments(value)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,702 @@
+//! Every decision of an answer, as one state machine without IO: [`AnswerRun`] is fed the
+//! model's replies and the tools' results and answers with the next [`Step`]: call the model
+//! (which tools, tool choice, reply shape), run these tools, or done (the checked response).
+//! [`super::answer::Agent`] drives it: it makes the calls, runs tools concurrently, opens the
+//! spans and streams; it decides nothing.
+//!
+//! The transitions, each a method below:
+//!
+//! - **start**: a greeting is answered by the library; a documentation question has its topic
+//!   checked first (`SCOPE_CHECK`) and is searched before the model (`SEARCH_FIRST`); a live
+//!   question has the caller's buildings and the rooms of those it names looked up first.
+//! - **topic**: off-topic → `declined` with the refusal, without a search; a failed check that is
+//!   not a transport failure decides nothing.
+//! - **places**: an id the caller has none of → `idk` without a model call.
+//! - **first hop**: a live question must call a live tool (the history tool alone for a past
+//!   window); a documentation question with passages is offered `search_docs` alone.
+//! - **model turn**: tools beyond the hop limit → `tool_loop_exhausted`; a call that would pass
+//!   the token budget → `budget_exhausted`; calls that were all made before → their earlier
+//!   results and one more call without tools; more calls than a turn may run → the rest refused.
+//! - **final text**: an answer naming a tool → asked once more without tools, held to an
+//!   `answer` field, and `idk` if it does it again; a refusal or "no answer" after live data
+//!   came back → asked once more from the results; then the checks of [`checks`].
+
+mod checks;
+mod gathered;
+mod prompts;
+#[cfg(test)]
+mod tests;
+mod turn;
+
+pub use checks::Rule;
+pub use gathered::arguments_value;
+pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
+pub use turn::{LoopState, TurnVerdict};
+
+use super::decision::{describes_tools, Decision, IDK_MARKER};
+use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
+use super::passages;
+use super::places::{self, KnownBuilding};
+use super::routing::{asks_for_history, route, Route};
+use super::scope::{parse_topic, Topic, TOPIC_QUESTION};
+use super::tools::registry::ToolOutcome;
+use super::usage::PriceTable;
+use crate::contract::{AskResponse, HistoryRole, Question};
+use checks::CheckInputs;
+use gathered::Gathered;
+
+/// The documentation tool, whose results are what citations may point at.
+pub const SEARCH_DOCS: &str = "search_docs";
+/// The live tools the library calls itself to learn which places a question names.
+const LIST_BUILDINGS: &str = "list_buildings";
+const GET_BUILDING: &str = "get_building";
+/// The one tool of a live question's first hop about a past window.
+const GET_SENSOR_HISTORY: &str = "get_sensor_history";
+
+/// Buildings whose rooms are looked up before the first model call, at most.
+const MAX_BUILDINGS_LOOKED_UP: usize = 3;
+
+/// Prior turns kept from a conversation; older ones are dropped first.
+pub const MAX_HISTORY_MESSAGES: usize = 40;
+
+/// The settings an answer runs under.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    pub temperature: f32,
+    pub max_output_tokens: u32,
+    pub max_tool_hops: u32,
+    pub max_tool_calls_per_turn: usize,
+    pub max_question_chars: usize,
+    pub link_allowed_hosts: Vec<String>,
+    /// `MAX_TOKENS_PER_REQUEST`: the loop stops (`budget_exhausted`) before a model call that
+    /// would pass it; 0 for none.
+    pub max_tokens_per_request: u64,
+    /// A documentation answer that no passage supports is `idk`.
+    pub require_grounded_answers: bool,
+    /// A documentation question's topic is asked first; off-topic requests are declined.
+    pub scope_check: bool,
+    /// A documentation question is searched before the first model call and the passages are
+    /// sent with it; without it the model decides whether to call `search_docs`.
+    pub search_first: bool,
+}
+
+/// Which of the registered tools a model call offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    Nothing,
+    Everything,
+    /// All but `search_docs`: a live question's first hop.
+    LiveOnly,
+    /// `search_docs` alone: a documentation question's first hop (its passages are in the
+    /// request already; live tools need ids such a question does not name).
+    DocsOnly,
+    /// `get_sensor_history` alone: a live question about a past window.
+    HistoryOnly,
+}
+
+impl Offer {
+    pub const ALL: [Offer; 5] = [
+        Offer::Nothing,
+        Offer::Everything,
+        Offer::LiveOnly,
+        Offer::DocsOnly,
+        Offer::HistoryOnly,
+    ];
+
+    /// Whether this offer includes the tool `name`.
+    pub fn admits(self, name: &str) -> bool {
+        match self {
+            Offer::Nothing => false,
+            Offer::Everything => true,
+            Offer::LiveOnly => name != SEARCH_DOCS,
+            Offer::DocsOnly => name == SEARCH_DOCS,
+            Offer::HistoryOnly => name == GET_SENSOR_HISTORY,
+        }
+    }
+}
+
+/// The registered tools, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Toolbox {
+    names: Vec<&'static str>,
+}
+
+impl Toolbox {
+    pub fn new(names: impl IntoIterator<Item = &'static str>) -> Toolbox {
+        Toolbox {
+            names: names.into_iter().collect(),
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.names.contains(&name)
+    }
+
+    /// Whether `offer` holds any registered tool.
+    fn offers(&self, offer: Offer) -> bool {
+        self.names.iter().any(|name| offer.admits(name))
+    }
+}
+
+/// Why a model call is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// The topic check: a few tokens of typed JSON.
+    Topic,
+    Answer,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Topic => "topic",
+            Purpose::Answer => "answer",
+        }
+    }
+}
+
+/// The shape a reply is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyShape {
+    Free,
+    /// The topic check's JSON ([`super::scope::response_schema`]).
+    Topic,
+    /// One `answer` field ([`ANSWER_FIELD_SCHEMA`]).
+    AnswerField,
+}
+
+/// A model call to make; its messages are [`AnswerRun::messages`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCall {
+    pub purpose: Purpose,
+    pub offer: Offer,
+    pub tool_choice: ToolChoice,
+    pub shape: ReplyShape,
+    pub temperature: f32,
+    pub max_output_tokens: u32,
+    /// The reply's text goes to a streaming client as it comes.
+    pub streamed: bool,
+    /// What a streaming client shows is withdrawn before this call (a re-ask).
+    pub withdraw_shown: bool,
+}
+
+/// One tool call of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRun {
+    /// Run it.
+    Call(ToolCall),
+    /// Not run: its result is this refusal (more calls than a turn may run).
+    Refused(ToolCall, ToolOutcome),
+}
+
+impl ToolRun {
+    pub fn call(&self) -> &ToolCall {
+        match self {
+            ToolRun::Call(call) | ToolRun::Refused(call, _) => call,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Model(ModelCall),
+    /// Run these concurrently and hand back one outcome per entry, in this order.
+    Tools(Vec<ToolRun>),
+    Done(Box<AskResponse>),
+}
+
+/// What the machine waits for.
+#[derive(Debug)]
+enum Phase {
+    Topic,
+    SearchFirst,
+    Buildings,
+    Rooms {
+        buildings: Vec<KnownBuilding>,
+        /// The question, and the turns before it when it names no building itself.
+        searched: String,
+    },
+    /// The model's turn; `held`: this call was held to the `answer` field.
+    Answer {
+        held: bool,
+    },
+    /// The tools the model called.
+    ModelTools,
+    Finished,
+}
+
+/// One answer's state. See the module documentation for the rules.
+pub struct AnswerRun<'a> {
+    question: &'a Question,
+    /// The question without invisible characters.
+    text: String,
+    settings: &'a AgentSettings,
+    toolbox: &'a Toolbox,
+    system_prompt: &'a str,
+    model: &'a str,
+    prices: &'a PriceTable,
+    route: Route,
+    phase: Phase,
+    messages: Vec<Message>,
+    /// The topic check's own messages, while it runs.
+    topic_messages: Vec<Message>,
+    /// Calls handed out and not yet returned.
+    pending: Vec<ToolCall>,
+    gathered: Gathered,
+    limits: LoopState,
+    /// The first answer call's offer, taken by that call.
+    first_offer: Option<(Offer, ToolChoice)>,
+    reasked: bool,
+    /// The re-ask after an answer that described tools offers none.
+    tools_off: bool,
+    /// ... and holds the reply to one `answer` field, not streamed.
+    answer_field: bool,
+}
+
+impl<'a> AnswerRun<'a> {
+    pub fn new(
+        question: &'a Question,
+        settings: &'a AgentSettings,
+        toolbox: &'a Toolbox,
+        system_prompt: &'a str,
+        model: &'a str,
+        prices: &'a PriceTable,
+    ) -> AnswerRun<'a> {
+        let text = crate::text::strip_invisible(&question.text).into_owned();
+        AnswerRun {
+            route: route(&text),
+            text,
+            question,
+            settings,
+            toolbox,
+            system_prompt,
+            model,
+            prices,
+            phase: Phase::Finished,
+            messages: Vec::new(),
+            topic_messages: Vec::new(),
+            pending: Vec::new(),
+            gathered: Gathered::default(),
+            limits: LoopState::new(settings.max_tool_hops)
+                .with_token_budget(settings.max_tokens_per_request),
+            first_offer: None,
+            reasked: false,
+            tools_off: false,
+            answer_field: false,
+        }
+    }
+
+    /// The messages of the model call just handed out.
+    pub fn messages(&self) -> &[Message] {
+        match self.phase {
+            Phase::Topic => &self.topic_messages,
+            _ => &self.messages,
+        }
+    }
+
+    /// The chunks a citation marker may name so far.
+    pub fn citable(&self) -> impl Iterator<Item = &String> {
+        self.gathered.returned_chunks.keys()
+    }
+
+    /// The first step.
+    pub fn start(&mut self) -> Step {
+        match self.route {
+            Route::Greeting(kind) => self.finish(kind.reply(), Decision::Answered),
+            Route::Documentation if self.settings.scope_check => self.check_topic(),
+            Route::Documentation => self.search_first(),
+            Route::Live => self.look_up_buildings(),
+        }
+    }
+
+    /// The reply to the model call handed out last. An error that ends the answer comes back.
+    pub fn model_replied(&mut self, reply: Result<ChatTurn, LlmError>) -> Result<Step, LlmError> {
+        match (&self.phase, reply) {
+            (Phase::Topic, Ok(turn)) => {
+                self.gathered.count_turn(&turn, false);
+                let topic = parse_topic(turn.message.content.as_deref().unwrap_or_default());
+                Ok(self.topic_decided(topic))
+            }
+            // A provider that cannot be reached fails here: the answer call would only fail
+            // the same way, a second time.
+            (Phase::Topic, Err(error @ (LlmError::Transport(_) | LlmError::Timeout))) => Err(error),
+            (Phase::Topic, Err(_)) => Ok(self.topic_decided(None)),
+            (Phase::Answer { held: true }, Err(LlmError::Status { status, .. }))
+                if (400..500).contains(&status) =>
+            {
+                // A provider that refuses the schema is asked the same without it.
+                Ok(self.ask_model_without_schema())
+            }
+            (Phase::Answer { .. }, Ok(turn)) => Ok(self.model_turn(turn)),
+            (_, Err(error)) => Err(error),
+            (_, Ok(_)) => unreachable!("a model reply arrives only after a model call"),
+        }
+    }
+
+    /// The outcomes of the tools handed out last, one per call, in order.
+    pub fn tools_returned(&mut self, outcomes: Vec<ToolOutcome>) -> Step {
+        let calls = std::mem::take(&mut self.pending);
+        match std::mem::replace(&mut self.phase, Phase::Finished) {
+            Phase::SearchFirst => self.searched(calls, outcomes),
+            Phase::Buildings => self.buildings_listed(calls, outcomes),
+            Phase::Rooms {
+                buildings,
+                searched,
+            } => self.rooms_returned(calls, outcomes, buildings, searched),
+            Phase::ModelTools => {
+                let assistant = Message::assistant_calls(calls.clone());
+                self.messages.push(assistant);
+                for (call, outcome) in calls.iter().zip(outcomes) {
+                    let read = outcome.content.to_string();
+                    self.messages
+                        .push(Message::tool_result(&call.id, read.clone()));
+                    self.gathered.record_read(call, outcome, read);
+                }
+                self.ask_model()
+            }
+            _ => unreachable!("tool results arrive only after tools were handed out"),
+        }
+    }
+
+    // Transitions before the first answer call.
+
+    fn check_topic(&mut self) -> Step {
+        let mut asked = self.opening_messages(None);
+        if let Some(last) = asked.last_mut() {
+            *last = Message::user(format!("Question: {}", self.text));
+        }
+        asked.push(Message::user(TOPIC_QUESTION));
+        self.topic_messages = asked;
+        self.phase = Phase::Topic;
+        Step::Model(ModelCall {
+            purpose: Purpose::Topic,
+            offer: Offer::Nothing,
+            tool_choice: ToolChoice::Auto,
+            shape: ReplyShape::Topic,
+            temperature: 0.0,
+            max_output_tokens: 40,
+            streamed: false,
+            withdraw_shown: false,
+        })
+    }
+
+    fn topic_decided(&mut self, topic: Option<Topic>) -> Step {
+        self.topic_messages = Vec::new();
+        match topic.and_then(Topic::refusal) {
+            Some(refusal) => self.finish(refusal, Decision::Declined),
+            None => self.search_first(),
+        }
+    }
+
+    fn search_first(&mut self) -> Step {
+        if !(self.settings.search_first && self.toolbox.has(SEARCH_DOCS)) {
+            return self.open(None);
+        }
+        let query = serde_json::json!({ "query": self.question.text });
+        self.hand_out(
+            Phase::SearchFirst,
+            vec![library_call("search-first", SEARCH_DOCS, query)],
+        )
+    }
+
+    fn searched(&mut self, calls: Vec<ToolCall>, outcomes: Vec<ToolOutcome>) -> Step {
+        // An unavailable search is no passages: the model may still call `search_docs`.
+        let passages = match (calls.first(), outcomes.into_iter().next()) {
+            (Some(call), Some(outcome)) if outcome.ok => {
+                let text = passages::as_prompt_text(&outcome.content);
+                self.gathered.record(call, outcome);
+                text
+            }
+            _ => None,
+        };
+        self.open(passages)
+    }
+
+    fn look_up_buildings(&mut self) -> Step {
+        if !self.toolbox.has(LIST_BUILDINGS) || !self.toolbox.has(GET_BUILDING) {
+            return self.open(None);
+        }
+        let listing = library_call("places-buildings", LIST_BUILDINGS, serde_json::json!({}));
+        self.hand_out(Phase::Buildings, vec![listing])
+    }
+
+    fn buildings_listed(&mut self, calls: Vec<ToolCall>, outcomes: Vec<ToolOutcome>) -> Step {
+        let (Some(call), Some(listed)) = (calls.first(), outcomes.into_iter().next()) else {
+            return self.open(None);
+        };
+        if !listed.ok {
+            // The model looks the places up itself.
+            return self.open(None);
+        }
+        let buildings = places::buildings_of(&listed.content);
+        self.gathered.record(call, listed);
+        let mut named = places::buildings_named(&self.text, &buildings);
+        let mut searched = self.text.clone();
+        if named.is_empty() {
+            // A follow-up ("and the first one?") names its place in the turns before it.
+            for earlier in self.question.history.iter().rev().take(2) {
+                searched.push('\n');
+                searched.push_str(&earlier.content);
+            }
+            named = places::buildings_named(&searched, &buildings);
+        }
+        let calls = named
+            .iter()
+            .take(MAX_BUILDINGS_LOOKED_UP)
+            .enumerate()
+            .map(|(i, building)| {
+                library_call(
+                    &format!("places-building-{i}"),
+                    GET_BUILDING,
+                    serde_json::json!({ "building_id": building.id }),
+                )
+            })
+            .collect();
+        self.hand_out(
+            Phase::Rooms {
+                buildings,
+                searched,
+            },
+            calls,
+        )
+    }
+
+    fn rooms_returned(
+        &mut self,
+        calls: Vec<ToolCall>,
+        outcomes: Vec<ToolOutcome>,
+        buildings: Vec<KnownBuilding>,
+        searched: String,
+    ) -> Step {
+        let mut rooms = Vec::new();
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            if outcome.ok {
+                rooms.extend(places::rooms_of(&outcome.content));
+            }
+            self.gathered.record(call, outcome);
+        }
+        let mut resolved = places::resolve(&self.text, &buildings, &rooms);
+        if resolved.buildings.is_empty() && resolved.rooms.is_empty() && resolved.unknown.is_empty()
+        {
+            resolved = places::resolve(&searched, &buildings, &rooms);
+        }
+        if !resolved.unknown.is_empty() && resolved.rooms.is_empty() {
+            // A place the caller has none of: whether it does not exist or is someone
+            // else's, the answer is the same.
+            return self.finish(IDK_MARKER, Decision::Idk);
+        }
+        let known = places::describe(&buildings, &rooms, &resolved);
+        self.open(Some(known))
+    }
+
+    /// The conversation opened with the question (and what was looked up for it); the first
+    /// answer call.
+    fn open(&mut self, looked_up: Option<String>) -> Step {
+        let live_first = self.route == Route::Live && self.toolbox.offers(Offer::LiveOnly);
+        let history_first =
+            self.toolbox.offers(Offer::HistoryOnly) && asks_for_history(&self.question.text);
+        let docs_first = self.route == Route::Documentation
+            && looked_up.is_some()
+            && self.toolbox.offers(Offer::DocsOnly);
+        self.first_offer = Some(if live_first && history_first {
+            (Offer::HistoryOnly, ToolChoice::Required)
+        } else if live_first {
+            (Offer::LiveOnly, ToolChoice::Required)
+        } else if docs_first {
+            (Offer::DocsOnly, ToolChoice::Auto)
+        } else {
+            (Offer::Everything, ToolChoice::Auto)
+        });
+        self.messages = self.opening_messages(looked_up.as_deref());
+        self.ask_model()
+    }
+
+    fn opening_messages(&self, looked_up: Option<&str>) -> Vec<Message> {
+        let history = &self.question.history;
+        let skip = history.len().saturating_sub(MAX_HISTORY_MESSAGES);
+        let mut messages = Vec::with_capacity(history.len() - skip + 2);
+        messages.push(Message::system(self.system_prompt));
+        for earlier in &history[skip..] {
+            messages.push(match earlier.role {
+                HistoryRole::User => Message::user(earlier.content.as_str()),
+                HistoryRole::Assistant => Message::assistant(earlier.content.as_str()),
+            });
+        }
+        messages.push(Message::user(match looked_up {
+            Some(text) => format!("{text}\n\nQuestion: {}", self.text),
+            None => self.text.clone(),
+        }));
+        messages
+    }
+
+    // Transitions of the answer loop.
+
+    /// The next answer call.
+    fn ask_model(&mut self) -> Step {
+        self.answer_call(self.answer_field)
+    }
+
+    fn ask_model_without_schema(&mut self) -> Step {
+        self.answer_call(false)
+    }
+
+    /// An answer call, `held` to the `answer` field.
+    fn answer_call(&mut self, held: bool) -> Step {
+        let (offer, tool_choice) = if self.tools_off {
+            (Offer::Nothing, ToolChoice::Auto)
+        } else {
+            self.first_offer
+                .take()
+                .unwrap_or((Offer::Everything, ToolChoice::Auto))
+        };
+        self.phase = Phase::Answer { held };
+        Step::Model(ModelCall {
+            purpose: Purpose::Answer,
+            offer,
+            tool_choice,
+            shape: if held {
+                ReplyShape::AnswerField
+            } else {
+                ReplyShape::Free
+            },
+            temperature: self.settings.temperature,
+            max_output_tokens: self.settings.max_output_tokens,
+            // A reply held to the field is JSON, and so is its plain retry, mostly.
+            streamed: !self.answer_field,
+            withdraw_shown: false,
+        })
+    }
+
+    fn model_turn(&mut self, mut turn: ChatTurn) -> Step {
+        if self.answer_field {
+            if let Some(text) = turn
+                .message
+                .content
+                .as_deref()
+                .and_then(prompts::read_answer_field)
+            {
+                turn.message.content = Some(text);
+            }
+        }
+        self.gathered.count_turn(&turn, true);
+        match self.limits.next(&turn) {
+            TurnVerdict::CallTools(calls) => self.tools_called(turn.message, calls),
+            TurnVerdict::Done { answer, decision } => {
+                self.final_text(turn.message, answer, decision)
+            }
+        }
+    }
+
+    fn tools_called(&mut self, message: Message, calls: Vec<ToolCall>) -> Step {
+        let repeated = calls
+            .iter()
+            .all(|call| self.gathered.earlier_result(call).is_some());
+        if !self.tools_off && repeated {
+            return self.answer_repeated_calls(message, &calls);
+        }
+        let width = self.settings.max_tool_calls_per_turn;
+        let batch = calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                if i < width {
+                    ToolRun::Call(call.clone())
+                } else {
+                    let refusal = format!(
+                        "not run: at most {width} tool calls run per turn; ask again for the rest"
+                    );
+                    ToolRun::Refused(call.clone(), ToolOutcome::refused(&call.name, refusal))
+                }
+            })
+            .collect();
+        self.pending = calls;
+        self.phase = Phase::ModelTools;
+        Step::Tools(batch)
+    }
+
+    /// Every call was made already (a small model re-runs the search whose passages it was
+    /// given): nothing new would come back. The model gets the earlier results as the answer to
+    /// its calls and is asked once more with no tools, to answer from them.
+    fn answer_repeated_calls(&mut self, message: Message, calls: &[ToolCall]) -> Step {
+        let results: Vec<Message> = calls
+            .iter()
+            .map(|call| {
+                let earlier = self.gathered.earlier_result(call).unwrap_or_default();
+                Message::tool_result(&call.id, earlier)
+            })
+            .collect();
+        self.messages.push(message);
+        self.messages.extend(results);
+        self.tools_off = true;
+        self.ask_model()
+    }
+
+    fn final_text(&mut self, message: Message, answer: String, decision: Decision) -> Step {
+        let describing = decision == Decision::Answered
+            && describes_tools(&answer, self.toolbox.names.iter().copied());
+        let refused_data = matches!(decision, Decision::Idk | Decision::Declined)
+            && self.gathered.live_data_returned;
+        if self.reasked || !(describing || refused_data) {
+            return if describing {
+                // Asked once more and still describing tools: no answer was given.
+                self.finish(IDK_MARKER, Decision::Idk)
+            } else {
+                self.finish(&answer, decision)
+            };
+        }
+        self.reasked = true;
+        self.messages.push(message);
+        let step = if describing {
+            self.tools_off = true;
+            self.answer_field = true;
+            self.messages
+                .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
+            self.ask_model()
+        } else {
+            self.messages
+                .push(Message::user(prompts::REASK_FROM_RESULTS));
+            self.ask_model()
+        };
+        match step {
+            Step::Model(call) => Step::Model(ModelCall {
+                withdraw_shown: true,
+                ..call
+            }),
+            other => other,
+        }
+    }
+
+    // The end.
+
+    fn hand_out(&mut self, phase: Phase, calls: Vec<ToolCall>) -> Step {
+        self.phase = phase;
+        self.pending = calls.clone();
+        Step::Tools(calls.into_iter().map(ToolRun::Call).collect())
+    }
+
+    fn finish(&mut self, answer: &str, decision: Decision) -> Step {
+        self.phase = Phase::Finished;
+        let inputs = CheckInputs {
+            question: &self.question.text,
+            allowed_hosts: &self.settings.link_allowed_hosts,
+            needs_grounding: self.route == Route::Documentation
+                && self.settings.require_grounded_answers,
+            require_grounded_answers: self.settings.require_grounded_answers,
+            model: self.model,
+            prices: self.prices,
+        };
+        let gathered = std::mem::take(&mut self.gathered);
+        Step::Done(Box::new(checks::respond(
+            answer, decision, gathered, &inputs,
+        )))
+    }
+}
+
+/// A tool call the library makes itself (not the model), traced like any other.
+fn library_call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+    }
+}

@@ -1,0 +1,147 @@
+//! What the library itself writes into a conversation: the system prompt, the two re-asks,
+//! and the `answer` field a re-asked reply is held to. Pure.
+
+use super::super::decision::OUT_OF_SCOPE_CODE;
+use serde::Deserialize;
+use std::sync::LazyLock;
+
+/// The system prompt. Without the topic check ([`super::scope`]) it also asks the model to
+/// answer an off-topic request with a code the library turns into its refusal; with the check,
+/// off-topic requests never reach the answer call, and a small model told about a refusal code
+/// uses it for questions it should answer.
+pub fn system_prompt(scope_check: bool) -> String {
+    let mut prompt = include_str!("../../../prompts/system.md").to_string();
+    if !scope_check {
+        prompt.push_str(
+            &include_str!("../../../prompts/out-of-scope.md")
+                .replace("{OUT_OF_SCOPE_CODE}", OUT_OF_SCOPE_CODE),
+        );
+    }
+    prompt
+}
+
+/// Asked once, without tools, when an answer describes which tool to call instead of answering.
+pub(super) const ANSWER_INSTEAD_OF_DESCRIBING: &str =
+    "Do not explain which tool to call or how to look \
+     the answer up: answer the question yourself, briefly, from the passages and tool results \
+     above, with their numbers and names.";
+
+/// The reply the re-ask after a tool-describing answer is held to: one text field. Small
+/// models (qwen2.5-coder-0.5b) write a tool call and its result back as JSON text instead of
+/// an answer, and do so again when asked in words; held to this schema they write the answer.
+pub static ANSWER_FIELD_SCHEMA: LazyLock<serde_json::Value> = LazyLock::new(|| {
+    serde_json::json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string" } },
+        "required": ["answer"],
+        "additionalProperties": false
+    })
+});
+
+/// The `answer` of a reply held to [`ANSWER_FIELD_SCHEMA`]; `None` when the reply is not that
+/// JSON (a provider that ignored the schema), and then its text is read as it is.
+pub(super) fn read_answer_field(reply: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Reply {
+        answer: String,
+    }
+    let reply = reply.trim();
+    match serde_json::from_str::<Reply>(reply) {
+        Ok(whole) => Some(whole.answer),
+        Err(_) => read_cut_answer_field(reply),
+    }
+}
+
+/// The text of an `answer` field whose reply was cut off, mostly inside the string, as happens
+/// when a small model repeats itself up to `MAX_OUTPUT_TOKENS`: the user gets what was written,
+/// not the JSON around it. `None` when the reply does not open with that field.
+fn read_cut_answer_field(reply: &str) -> Option<String> {
+    let written = reply
+        .strip_prefix('{')?
+        .trim_start()
+        .strip_prefix("\"answer\"")?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    // The string may be whole, with the cut after it.
+    let opened = format!("\"{written}");
+    if let Some(Ok(whole)) = serde_json::Deserializer::from_str(&opened)
+        .into_iter::<String>()
+        .next()
+    {
+        return Some(whole);
+    }
+    // The cut may fall inside an escape (`\`, `\u00e`): drop up to its 5 characters.
+    let ends = written
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([written.len()]);
+    ends.rev()
+        .take(6)
+        .find_map(|end| serde_json::from_str::<String>(&format!("\"{}\"", &written[..end])).ok())
+}
+
+/// Asked once when a model refuses or finds nothing although live tools returned data.
+pub(super) const REASK_FROM_RESULTS: &str =
+    "The tool results above hold data for this question. Answer \
+     the question from them, briefly, with their numbers and names.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_system_prompt_asks_for_codes_never_for_the_library_sentences() {
+        let prompt = system_prompt(false);
+        assert!(prompt.contains(OUT_OF_SCOPE_CODE));
+        let checked = system_prompt(true);
+        assert!(
+            !checked.contains(OUT_OF_SCOPE_CODE),
+            "the topic check declines instead"
+        );
+        assert!(prompt.starts_with(&checked));
+        assert!(
+            !prompt.contains(super::super::super::decision::NO_ANSWER_CODE),
+            "no answer is decided in code"
+        );
+        assert!(!prompt.contains(super::super::super::decision::IDK_MARKER));
+        assert!(!prompt.contains(super::super::super::decision::REFUSAL_PREFIX));
+        assert!(!prompt.contains('{'));
+        assert!(prompt.contains("[^chunk_id]"));
+    }
+
+    #[test]
+    fn the_answer_field_is_read_and_anything_else_is_not() {
+        assert_eq!(
+            read_answer_field(" {\"answer\": \"6 people.\"}\n").as_deref(),
+            Some("6 people.")
+        );
+        assert_eq!(read_answer_field("6 people."), None);
+        assert_eq!(read_answer_field(r#"{"name": "get_occupancy"}"#), None);
+        assert_eq!(read_answer_field(r#"{"answer": 6}"#), None);
+    }
+
+    #[test]
+    fn an_answer_field_cut_off_inside_its_string_gives_the_text_written() {
+        assert_eq!(
+            read_answer_field(r#"{"answer": "globex-tower has 3 rooms, globex-tower"#).as_deref(),
+            Some("globex-tower has 3 rooms, globex-tower")
+        );
+        assert_eq!(
+            read_answer_field(r#"{ "answer" : "line\none \u00e9t\u00"#).as_deref(),
+            Some("line\none ét")
+        );
+        assert_eq!(
+            read_answer_field(r#"{"answer": "ends in a backslash \"#).as_deref(),
+            Some("ends in a backslash ")
+        );
+        assert_eq!(
+            read_answer_field(r#"{"answer": "6 people.", "source": "get_ro"#).as_deref(),
+            Some("6 people.")
+        );
+        // Not an answer field: read as text.
+        assert_eq!(read_answer_field(r#"{"name": "get_room"#), None);
+        assert_eq!(read_answer_field(r#"The answer is "6"#), None);
+    }
+}

@@ -1,0 +1,725 @@
+//! The machine's transitions as tables: a question, the replies fed in, the steps expected
+//! out. No HTTP, no model, no tools.
+
+use super::*;
+use crate::agent::decision::{READ_ONLY_REFUSAL, REFUSAL};
+use crate::agent::llm::FinishReason;
+use crate::agent::usage::Usage;
+use crate::contract::HistoryMessage;
+use serde_json::json;
+
+/// What is fed to the machine.
+enum In {
+    /// The model wrote text.
+    Text(&'static str),
+    /// The model called tools: (name, arguments as JSON text).
+    Calls(Vec<(&'static str, &'static str)>),
+    /// The model call failed.
+    Fails(LlmError),
+    /// The tools handed out returned these, in order: (ok, content).
+    Results(Vec<(bool, serde_json::Value)>),
+}
+
+/// What the machine is expected to answer with.
+#[derive(Debug, PartialEq)]
+enum Out {
+    Topic,
+    /// An answer call: offer, tool choice, shape, whether shown text is withdrawn first.
+    Answer(Offer, ToolChoice, ReplyShape, bool),
+    /// These tools, in order; `refused`: how many at the end are not run.
+    Tools(Vec<&'static str>, usize),
+    Done(Decision, Expected),
+}
+
+#[derive(Debug, PartialEq)]
+enum Expected {
+    Exactly(&'static str),
+    Contains(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    question: &'static str,
+    history: Vec<HistoryMessage>,
+    tools: &'static [&'static str],
+    adjust: fn(&mut AgentSettings),
+    start: Out,
+    script: Vec<(In, Out)>,
+}
+
+const ALL_TOOLS: &[&str] = &[
+    "search_docs",
+    "list_buildings",
+    "get_building",
+    "get_room",
+    "get_occupancy",
+    "list_sensors",
+    "get_latest_sensor_data",
+    "get_sensor_history",
+];
+
+fn settings() -> AgentSettings {
+    AgentSettings {
+        temperature: 0.0,
+        max_output_tokens: 400,
+        max_tool_hops: 3,
+        max_tool_calls_per_turn: 2,
+        max_question_chars: 4000,
+        link_allowed_hosts: Vec::new(),
+        max_tokens_per_request: 0,
+        require_grounded_answers: true,
+        scope_check: true,
+        search_first: true,
+    }
+}
+
+fn unchanged(_: &mut AgentSettings) {}
+
+fn case(name: &'static str, question: &'static str, start: Out) -> Case {
+    Case {
+        name,
+        question,
+        history: Vec::new(),
+        tools: ALL_TOOLS,
+        adjust: unchanged,
+        start,
+        script: Vec::new(),
+    }
+}
+
+impl Case {
+    fn then(mut self, input: In, out: Out) -> Case {
+        self.script.push((input, out));
+        self
+    }
+    fn with(mut self, adjust: fn(&mut AgentSettings)) -> Case {
+        self.adjust = adjust;
+        self
+    }
+    fn tools(mut self, tools: &'static [&'static str]) -> Case {
+        self.tools = tools;
+        self
+    }
+    fn after(mut self, user: &str, assistant: &str) -> Case {
+        self.history = vec![
+            HistoryMessage {
+                role: HistoryRole::User,
+                content: user.into(),
+            },
+            HistoryMessage {
+                role: HistoryRole::Assistant,
+                content: assistant.into(),
+            },
+        ];
+        self
+    }
+}
+
+fn turn(message: Message, usage: Usage) -> ChatTurn {
+    ChatTurn {
+        finish: if message.tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        },
+        message,
+        usage,
+        provider_cost: None,
+        model: "m".into(),
+    }
+}
+
+/// Feeds `input`; tool results take the names of the calls of `step` they answer.
+fn feed(
+    run: &mut AnswerRun<'_>,
+    step: &Step,
+    input: In,
+    call_ids: &mut usize,
+) -> Result<Step, LlmError> {
+    let names: Vec<String> = match step {
+        Step::Tools(batch) => batch.iter().map(|run| run.call().name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let usage = Usage {
+        prompt_tokens: 1000,
+        completion_tokens: 50,
+        total_tokens: 1050,
+    };
+    match input {
+        In::Text(text) => run.model_replied(Ok(turn(Message::assistant(text), usage))),
+        In::Calls(calls) => {
+            let calls = calls
+                .into_iter()
+                .map(|(name, arguments)| {
+                    *call_ids += 1;
+                    ToolCall {
+                        id: format!("call-{call_ids}"),
+                        name: name.into(),
+                        arguments: arguments.into(),
+                    }
+                })
+                .collect();
+            run.model_replied(Ok(turn(Message::assistant_calls(calls), usage)))
+        }
+        In::Fails(error) => run.model_replied(Err(error)),
+        In::Results(results) => Ok(run.tools_returned(
+            results
+                .into_iter()
+                .zip(names)
+                .map(|((ok, content), tool)| ToolOutcome {
+                    tool,
+                    ok,
+                    content,
+                    summary: String::new(),
+                    ms: 1,
+                })
+                .collect(),
+        )),
+    }
+}
+
+fn observed(step: &Step) -> Out {
+    match step {
+        Step::Model(call) if call.purpose == Purpose::Topic => Out::Topic,
+        Step::Model(call) => Out::Answer(
+            call.offer,
+            call.tool_choice,
+            call.shape,
+            call.withdraw_shown,
+        ),
+        Step::Tools(batch) => Out::Tools(
+            batch
+                .iter()
+                .map(|run| tool_name(&run.call().name))
+                .collect(),
+            batch
+                .iter()
+                .filter(|run| matches!(run, ToolRun::Refused(..)))
+                .count(),
+        ),
+        Step::Done(response) => {
+            let expected = Expected::Exactly(Box::leak(response.answer.clone().into_boxed_str()));
+            Out::Done(response.decision, expected)
+        }
+    }
+}
+
+fn tool_name(name: &str) -> &'static str {
+    ALL_TOOLS
+        .iter()
+        .find(|known| **known == name)
+        .copied()
+        .unwrap_or("unknown")
+}
+
+fn matches(expected: &Out, step: &Step) -> bool {
+    match (expected, step) {
+        (Out::Done(decision, Expected::Contains(part)), Step::Done(response)) => {
+            response.decision == *decision && response.answer.contains(part)
+        }
+        _ => *expected == observed(step),
+    }
+}
+
+fn run_case(case: Case) {
+    let mut settings = settings();
+    (case.adjust)(&mut settings);
+    let toolbox = Toolbox::new(case.tools.iter().copied());
+    let question = Question {
+        text: case.question.into(),
+        history: case.history,
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    let mut step = run.start();
+    assert!(
+        matches(&case.start, &step),
+        "{}: start: expected {:?}, got {:?}",
+        case.name,
+        case.start,
+        observed(&step)
+    );
+    let mut ids = 0;
+    for (i, (input, expected)) in case.script.into_iter().enumerate() {
+        step = feed(&mut run, &step, input, &mut ids)
+            .unwrap_or_else(|error| panic!("{}: step {i}: the answer failed: {error}", case.name));
+        assert!(
+            matches(&expected, &step),
+            "{}: step {i}: expected {expected:?}, got {:?}",
+            case.name,
+            observed(&step)
+        );
+    }
+}
+
+fn docs_passage() -> serde_json::Value {
+    json!({"results": [{
+        "chunk_id": "co2-bands",
+        "source": "sensors/co2.md",
+        "section": "Bands",
+        "text": "From 1000 ppm to 1400 ppm indoor air counts as poor; above 1400 ppm as very poor."
+    }]})
+}
+
+fn buildings() -> serde_json::Value {
+    json!({"buildings": [
+        {"id": "acme-hq", "name": "Acme Headquarters", "address": "1 Main St"},
+        {"id": "acme-annex", "name": "Acme Annex", "address": "2 Main St"}
+    ]})
+}
+
+fn hq_rooms() -> serde_json::Value {
+    json!({"id": "acme-hq", "rooms": [
+        {"id": "hq-101", "name": "Board Room", "floor": 1, "capacity": 12}
+    ]})
+}
+
+fn occupancy() -> serde_json::Value {
+    json!({"room_id": "hq-101", "people": 7, "capacity": 12})
+}
+
+const DOCS_QUESTION: &str = "What CO2 level counts as poor indoor air?";
+const LIVE_QUESTION: &str = "How many people are in room hq-101 of building acme-hq right now?";
+
+fn in_scope() -> In {
+    In::Text(r#"{"topic": "indoor_air_or_sensors"}"#)
+}
+
+fn first_docs_call() -> Out {
+    Out::Answer(Offer::DocsOnly, ToolChoice::Auto, ReplyShape::Free, false)
+}
+
+fn any_call() -> Out {
+    Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, false)
+}
+
+/// A documentation question up to its first answer call.
+fn docs(name: &'static str) -> Case {
+    case(name, DOCS_QUESTION, Out::Topic)
+        .then(in_scope(), Out::Tools(vec!["search_docs"], 0))
+        .then(In::Results(vec![(true, docs_passage())]), first_docs_call())
+}
+
+/// A live question up to its first answer call.
+fn live(name: &'static str) -> Case {
+    case(name, LIVE_QUESTION, Out::Tools(vec!["list_buildings"], 0))
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        )
+}
+
+fn answered(text: &'static str) -> Out {
+    Out::Done(Decision::Answered, Expected::Contains(text))
+}
+
+fn idk() -> Out {
+    Out::Done(Decision::Idk, Expected::Exactly(IDK_MARKER))
+}
+
+#[test]
+fn routing_and_the_steps_before_the_model() {
+    let cases = [
+        case("greeting", "Hello!", answered("Hello!")),
+        docs("documentation: topic, search, search_docs alone")
+            .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
+        case(
+            "off-topic declined without a search",
+            "Write me a poem",
+            Out::Topic,
+        )
+        .then(
+            In::Text(r#"{"topic": "poem_story_or_other_writing"}"#),
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "a request to act gets the read-only refusal",
+            DOCS_QUESTION,
+            Out::Topic,
+        )
+        .then(
+            In::Text(r#"{"topic": "booking_or_changing_something"}"#),
+            Out::Done(Decision::Declined, Expected::Exactly(READ_ONLY_REFUSAL)),
+        ),
+        case(
+            "a topic reply that is not the JSON decides nothing",
+            DOCS_QUESTION,
+            Out::Topic,
+        )
+        .then(In::Text("sensors"), Out::Tools(vec!["search_docs"], 0)),
+        case(
+            "a failed topic check decides nothing",
+            DOCS_QUESTION,
+            Out::Topic,
+        )
+        .then(
+            In::Fails(LlmError::Status {
+                status: 500,
+                detail: String::new(),
+            }),
+            Out::Tools(vec!["search_docs"], 0),
+        ),
+        case(
+            "without the topic check: searched at once",
+            DOCS_QUESTION,
+            Out::Tools(vec!["search_docs"], 0),
+        )
+        .with(|s| s.scope_check = false),
+        case(
+            "without search first: every tool on the first call",
+            DOCS_QUESTION,
+            any_call(),
+        )
+        .with(|s| {
+            s.scope_check = false;
+            s.search_first = false;
+        }),
+        case(
+            "a failed search: every tool, no passages",
+            DOCS_QUESTION,
+            Out::Tools(vec!["search_docs"], 0),
+        )
+        .with(|s| s.scope_check = false)
+        .then(
+            In::Results(vec![(false, json!({"error": {"kind": "unavailable"}}))]),
+            any_call(),
+        ),
+        live("live: places looked up, a live tool required")
+            .then(
+                In::Calls(vec![(
+                    "get_occupancy",
+                    r#"{"building_id":"acme-hq","room_id":"hq-101"}"#,
+                )]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(
+                In::Text("7 people are in the Board Room."),
+                answered("7 people"),
+            ),
+        case(
+            "live about a past window: the history tool alone",
+            "What was the highest CO2 in room hq-101 of building acme-hq over the last 24 hours?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Answer(
+                Offer::HistoryOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        ),
+        case(
+            "live naming a building the caller has none of: idk without a model call",
+            "How many people are in building globex-tower right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec![], 0),
+        )
+        .then(In::Results(vec![]), idk()),
+        case(
+            "a follow-up finds its building in the turns before",
+            "And how many people are there right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .after(
+            "Tell me about building acme-hq",
+            "Acme Headquarters has one room.",
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        ),
+        case(
+            "a failed listing: the model looks places up itself",
+            LIVE_QUESTION,
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(false, json!({"error": {"kind": "unavailable"}}))]),
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        ),
+        case(
+            "live without the place tools: the first call requires a live tool",
+            LIVE_QUESTION,
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        )
+        .tools(&["search_docs", "get_occupancy"]),
+        case("documentation without any tool", DOCS_QUESTION, Out::Topic)
+            .tools(&[])
+            .then(in_scope(), any_call()),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}
+
+#[test]
+fn the_answer_loop() {
+    let occupancy_call = r#"{"building_id":"acme-hq","room_id":"hq-101"}"#;
+    let cases = [
+        docs("a repeated search gets its earlier result and no tools")
+            .then(
+                In::Calls(vec![(
+                    "search_docs",
+                    r#"{"query": "what co2 level counts as poor indoor air"}"#,
+                )]),
+                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+            )
+            .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
+        docs("a new search runs")
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "humidity"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(true, json!({"results": []}))]),
+                any_call(),
+            ),
+        docs("calls past the per-turn limit are refused, the rest run").then(
+            In::Calls(vec![
+                ("search_docs", r#"{"query": "a"}"#),
+                ("search_docs", r#"{"query": "b"}"#),
+                ("search_docs", r#"{"query": "c"}"#),
+            ]),
+            Out::Tools(vec!["search_docs", "search_docs", "search_docs"], 1),
+        ),
+        docs("the hop limit ends the loop: tool_loop_exhausted")
+            .with(|s| s.max_tool_hops = 1)
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "a"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(true, json!({"results": []}))]),
+                any_call(),
+            )
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "b"}"#)]),
+                Out::Done(Decision::ToolLoopExhausted, Expected::Exactly(IDK_MARKER)),
+            ),
+        docs("the token budget ends the loop: budget_exhausted")
+            .with(|s| s.max_tokens_per_request = 1500)
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "a"}"#)]),
+                Out::Done(Decision::BudgetExhausted, Expected::Exactly(IDK_MARKER)),
+            ),
+        docs("no answer code: idk").then(In::Text("NO_ANSWER"), idk()),
+        docs("an empty answer: idk").then(In::Text("  "), idk()),
+        docs("the model's own refusal before tools: declined").then(
+            In::Text("OUT_OF_SCOPE"),
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        docs("a documentation answer no passage supports: idk")
+            .then(In::Text("The sky is blue today."), idk()),
+        docs("an answer describing a tool: asked once more, no tools, held to a field")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(
+                In::Text(r#"{"answer": "Poor is 1000 to 1400 ppm."}"#),
+                answered("1000 to 1400"),
+            ),
+        docs("describing a tool twice: idk")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(In::Text(r#"{"answer": "Use search_docs."}"#), idk()),
+        docs("a provider refusing the field's schema is asked without it")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(
+                In::Fails(LlmError::Status {
+                    status: 400,
+                    detail: String::new(),
+                }),
+                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+            )
+            .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
+        live("a refusal after live data: asked once more from the results")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(
+                In::Text("NO_ANSWER"),
+                Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+            )
+            .then(In::Text("7 people are there."), answered("7 people")),
+        live("refusing twice after live data: idk")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(
+                In::Text("NO_ANSWER"),
+                Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+            )
+            .then(In::Text("NO_ANSWER"), idk()),
+        docs("a refusal after tools: idk, not declined")
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "x"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(false, json!({"error": {"kind": "unavailable"}}))]),
+                any_call(),
+            )
+            .then(In::Text("OUT_OF_SCOPE"), idk()),
+        live("the library's own lookups count as data returned: a refusal is asked again").then(
+            In::Text("NO_ANSWER"),
+            Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+        ),
+        live("a live answer whose every figure is new: idk")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(In::Text("42 people are there."), idk()),
+        case(
+            "a live question about something no result holds: idk",
+            "How many elevators does building acme-hq have right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        )
+        .then(
+            In::Calls(vec![("get_building", r#"{"building_id":"acme-hq"}"#)]),
+            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+        )
+        .then(In::Text("It has 12 elevators."), idk()),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}
+
+#[test]
+fn a_provider_that_cannot_be_reached_fails_the_topic_check() {
+    let settings = settings();
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question::new(DOCS_QUESTION);
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    assert!(matches!(run.start(), Step::Model(_)));
+    assert_eq!(
+        run.messages().last().map(|m| m.content.as_deref()),
+        Some(Some(TOPIC_QUESTION))
+    );
+    let failed = run.model_replied(Err(LlmError::Timeout));
+    assert_eq!(failed, Err(LlmError::Timeout));
+}
+
+#[test]
+fn an_answer_call_that_fails_fails_the_answer() {
+    let mut settings = settings();
+    settings.scope_check = false;
+    settings.search_first = false;
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question::new(DOCS_QUESTION);
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    run.start();
+    let error = LlmError::Status {
+        status: 400,
+        detail: String::new(),
+    };
+    assert_eq!(run.model_replied(Err(error.clone())), Err(error));
+}
+
+#[test]
+fn the_passages_go_into_the_question_and_the_history_before_it() {
+    let mut settings = settings();
+    settings.scope_check = false;
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question {
+        text: format!("{DOCS_QUESTION}\u{200b}"),
+        history: vec![HistoryMessage {
+            role: HistoryRole::User,
+            content: "earlier".into(),
+        }],
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    run.start();
+    run.tools_returned(vec![ToolOutcome {
+        tool: "search_docs".into(),
+        ok: true,
+        content: docs_passage(),
+        summary: String::new(),
+        ms: 1,
+    }]);
+    let messages = run.messages();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[0].content.as_deref(), Some("system"));
+    assert_eq!(messages[1].content.as_deref(), Some("earlier"));
+    let last = messages[2].content.as_deref().unwrap_or_default();
+    assert!(last.contains("[^co2-bands]"), "{last}");
+    assert!(
+        last.ends_with(&format!("Question: {DOCS_QUESTION}")),
+        "{last}"
+    );
+    assert_eq!(run.citable().count(), 1);
+}

@@ -1,0 +1,222 @@
+//! What crosses the library's boundary, in one place: the question and its history, the events
+//! of a streamed answer, the response, the errors of an answer, and the JSON bodies of the HTTP
+//! API. The server, the client, the answer log and the CLI all speak these types. Plain data.
+
+use crate::agent::decision::Decision;
+use crate::agent::llm::LlmError;
+use crate::agent::model_choice::ModelChoiceError;
+use crate::agent::usage::{Cost, Usage};
+use crate::citations::Citation;
+use serde::{Deserialize, Serialize};
+
+/// A question and what the request asks of it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Question {
+    pub text: String,
+    /// Earlier turns of the conversation, oldest first.
+    pub history: Vec<HistoryMessage>,
+    /// A model other than `ANSWER_MODEL`, subject to [`ModelChoice`].
+    pub model: Option<String>,
+    /// Passages `search_docs` returns, held within 1..=[`MAX_TOP_K`](crate::retrieval::search::MAX_TOP_K).
+    pub top_k: Option<usize>,
+}
+
+impl Question {
+    pub fn new(text: impl Into<String>) -> Question {
+        Question {
+            text: text.into(),
+            ..Question::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct HistoryMessage {
+    pub role: HistoryRole,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryRole {
+    User,
+    Assistant,
+}
+
+/// What happens during an answer, as it happens (for `--stream` and server-sent events).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    Token {
+        text: String,
+    },
+    ToolCall {
+        tool: String,
+        #[schema(value_type = Object)]
+        arguments: serde_json::Value,
+    },
+    ToolResult {
+        tool: String,
+        ok: bool,
+        ms: u64,
+        summary: String,
+    },
+    /// The text streamed since the last `retract` (or the start) is withdrawn: a client drops
+    /// it; the text that follows replaces it. Sent when the library discards a first attempt
+    /// (a re-ask) or when its checks end the answer with other text.
+    Retract,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgentError {
+    #[error("the question is longer than {limit} characters")]
+    QuestionTooLong { limit: usize },
+    #[error("the question is empty (nothing visible in it)")]
+    QuestionEmpty,
+    #[error(transparent)]
+    ModelChoice(#[from] ModelChoiceError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// Whether `text` shows nothing: only whitespace, control and invisible format characters.
+pub fn is_blank(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_whitespace() || c.is_control() || crate::text::is_invisible(c))
+}
+
+/// The body of `POST /ask`.
+#[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
+pub struct AskRequest {
+    /// The question; blank is refused (422), and so is one longer than the server's
+    /// `MAX_QUESTION_CHARS` (4000 by default).
+    #[schema(min_length = 1, max_length = 4000)]
+    pub question: String,
+    /// Answer as server-sent events instead of one JSON object.
+    #[serde(default)]
+    pub stream: bool,
+    /// The answer model, for callers whose role may choose it (`MODEL_OVERRIDE_MIN_ROLE`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Passages `search_docs` returns.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 50)]
+    pub top_k: Option<usize>,
+    /// Earlier turns of the conversation, oldest first.
+    #[serde(default)]
+    pub history: Vec<HistoryMessage>,
+}
+
+/// `{"error": {"code", "message"}}`: the body of every error.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    pub error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail<'a> {
+    /// Stable and machine-readable: `unauthenticated`, `question_too_long`, `overloaded`, …
+    pub code: &'a str,
+    pub message: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AskResponse {
+    pub answer: String,
+    pub citations: Vec<Citation>,
+    pub trace: Vec<TraceEntry>,
+    pub usage: Usage,
+    pub cost: Cost,
+    pub idk: bool,
+    pub decision: Decision,
+    pub model: String,
+    pub retrieval: RetrievalReport,
+}
+
+/// One tool call of the answer: what ran, with which arguments, how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct TraceEntry {
+    pub tool: String,
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+    pub ok: bool,
+    pub ms: u64,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RetrievalReport {
+    /// The invented markers removed from the answer. Serialised as their number: no part of an
+    /// invented marker ever reaches a client (`ask -v` prints the ids locally).
+    #[serde(serialize_with = "count", deserialize_with = "placeholders")]
+    #[schema(value_type = u64)]
+    pub hallucinated_citations: Vec<String>,
+    /// The model's own markers whose passage does not support the sentence they end (no
+    /// shared figure or key term): kept in the answer, flagged here for a reader to check.
+    #[serde(default)]
+    pub unsupported_citations: Vec<String>,
+}
+
+fn count<S: serde::Serializer>(ids: &[String], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(ids.len() as u64)
+}
+
+/// Read back from a server, the count becomes that many unnamed entries.
+fn placeholders<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let count = u64::deserialize(deserializer)?;
+    Ok(vec![String::new(); count.min(10_000) as usize])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_with_the_contract_field_names() {
+        let response = AskResponse {
+            answer: "Room 2.14 reads 612 ppm.".into(),
+            citations: vec![],
+            trace: vec![TraceEntry {
+                tool: "get_latest_sensor_data".into(),
+                arguments: serde_json::json!({"building_id": "hq", "room_id": "2.14"}),
+                ok: true,
+                ms: 12,
+                summary: "1 reading".into(),
+            }],
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 5,
+                total_tokens: 15,
+            },
+            cost: Cost {
+                estimated_usd: Some(0.0001),
+                provider_usd: None,
+            },
+            idk: false,
+            decision: Decision::Answered,
+            model: "openai/gpt-4o-mini".into(),
+            retrieval: RetrievalReport::default(),
+        };
+        let json = serde_json::to_value(&response).unwrap();
+        for field in [
+            "answer",
+            "citations",
+            "trace",
+            "usage",
+            "cost",
+            "idk",
+            "decision",
+            "model",
+            "retrieval",
+        ] {
+            assert!(json.get(field).is_some(), "{field}");
+        }
+        assert_eq!(json["trace"][0]["summary"], "1 reading");
+        assert_eq!(json["usage"]["total_tokens"], 15);
+        assert_eq!(json["cost"]["provider_usd"], serde_json::Value::Null);
+        assert_eq!(json["retrieval"]["hallucinated_citations"], 0);
+        assert_eq!(json["decision"], "answered");
+    }
+}
