@@ -138,8 +138,7 @@ pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<S
             let Some((_, text)) = passages.iter().find(|(chunk, _)| chunk == id) else {
                 continue;
             };
-            if !wanted.support_in(&terms(text)).is_enough() && !unsupported.iter().any(|u| u == id)
-            {
+            if !wanted.supported_by(text) && !unsupported.iter().any(|u| u == id) {
                 unsupported.push(id.to_string());
             }
         }
@@ -403,6 +402,41 @@ impl Support {
 }
 
 impl Terms {
+    /// Whether `text` shares enough of these terms, read until it does.
+    fn supported_by(&self, text: &str) -> bool {
+        let mut numbers = Vec::new();
+        let mut words = Vec::new();
+        for term in each_term(text) {
+            match term {
+                Term::Number(number) => {
+                    if self.numbers.binary_search(&number).is_ok() {
+                        numbers.push(number);
+                    }
+                }
+                Term::Word(word) => {
+                    if self
+                        .words
+                        .binary_search_by(|w| w.as_str().cmp(&word))
+                        .is_ok()
+                        && !words
+                            .iter()
+                            .any(|seen: &std::borrow::Cow<'_, str>| *seen == word)
+                    {
+                        words.push(word);
+                    }
+                }
+            }
+            let support = Support {
+                numbers: numbers.len(),
+                words: words.len(),
+            };
+            if support.is_enough() {
+                return true;
+            }
+        }
+        false
+    }
+
     fn support_in(&self, passage: &Terms) -> Support {
         Support {
             numbers: self
@@ -419,39 +453,64 @@ impl Terms {
     }
 }
 
+/// One term of a text: a figure in one form, or a content word lowercased and singular.
+enum Term<'a> {
+    Number(String),
+    Word(std::borrow::Cow<'a, str>),
+}
+
+/// The terms of `text` in order, repeats included.
+fn each_term(text: &str) -> impl Iterator<Item = Term<'_>> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
+        .map(|raw| raw.trim_matches(|c: char| c == '.' || c == ','))
+        .filter(|token| !token.is_empty())
+        .flat_map(|token| {
+            let has_digit = token.bytes().any(|b| b.is_ascii_digit());
+            let single = if has_digit && token.starts_with(char::is_alphabetic) {
+                // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
+                Some(Term::Word(std::borrow::Cow::Owned(
+                    token.to_lowercase().replace('.', ""),
+                )))
+            } else if has_digit {
+                // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
+                let end = token
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+                    .unwrap_or(token.len());
+                Some(Term::Number(read_number(
+                    token[..end].trim_end_matches(['.', ',']),
+                )))
+            } else {
+                None
+            };
+            let words = single
+                .is_none()
+                .then(|| token.split([',', '.']).filter_map(content_word))
+                .into_iter()
+                .flatten();
+            single.into_iter().chain(words)
+        })
+}
+
+/// `word` as a term, or `None` when it is too short or a stopword.
+fn content_word(word: &str) -> Option<Term<'_>> {
+    // Words under four letters never count, whatever their plural.
+    if word.len() < 4 {
+        return None;
+    }
+    let singular_form = match lowercase(word) {
+        std::borrow::Cow::Borrowed(lower) => std::borrow::Cow::Borrowed(singular(lower, 4)),
+        std::borrow::Cow::Owned(lower) => std::borrow::Cow::Owned(singular(&lower, 4).to_string()),
+    };
+    (singular_form.chars().count() >= 4 && !is_stopword(&singular_form))
+        .then_some(Term::Word(singular_form))
+}
+
 fn terms(text: &str) -> Terms {
     let mut found = Terms::default();
-    for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ',')) {
-        let token = raw.trim_matches(|c: char| c == '.' || c == ',');
-        if token.is_empty() {
-            continue;
-        }
-        let has_digit = token.bytes().any(|b| b.is_ascii_digit());
-        if has_digit && token.starts_with(char::is_alphabetic) {
-            // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
-            found.words.push(token.to_lowercase().replace('.', ""));
-            continue;
-        }
-        if has_digit {
-            // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
-            let end = token
-                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-                .unwrap_or(token.len());
-            found
-                .numbers
-                .push(read_number(token[..end].trim_end_matches(['.', ','])));
-            continue;
-        }
-        for word in token.split([',', '.']) {
-            // Words under four letters never count, whatever their plural.
-            if word.len() < 4 {
-                continue;
-            }
-            let lower = lowercase(word);
-            let word = singular(&lower, 4);
-            if word.chars().count() >= 4 && !is_stopword(word) {
-                found.words.push(word.to_string());
-            }
+    for term in each_term(text) {
+        match term {
+            Term::Number(number) => found.numbers.push(number),
+            Term::Word(word) => found.words.push(word.into_owned()),
         }
     }
     // Sorted and without repeats, for the binary searches of `support_in`.
@@ -625,5 +684,30 @@ mod tests {
             sentences("Poor.[^a][^b] Good.[^c]"),
             vec!["Poor.[^a][^b] ", "Good.[^c]"]
         );
+    }
+
+    proptest::proptest! {
+        /// The streaming check that stops at enough support judges as the full comparison.
+        #[test]
+        fn the_early_check_agrees_with_the_full_comparison(
+            sentence in proptest::collection::vec(word(), 0..12),
+            passage in proptest::collection::vec(word(), 0..40),
+        ) {
+            let wanted = terms(&sentence.join(" "));
+            let text = passage.join(" ");
+            proptest::prop_assert_eq!(
+                wanted.supported_by(&text),
+                wanted.support_in(&terms(&text)).is_enough()
+            );
+        }
+    }
+
+    const WORD_LIST: &[&str] = &[
+        "Sensors", "sensor", "CO2", "co2", "1,000", "1000", "20.5", "ppm.", "Rooms,", "room",
+        "the", "about", "humidity", "Humidity", "PM2.5", "classes", "class", "alarm", "402ppm",
+    ];
+
+    fn word() -> proptest::sample::Select<&'static str> {
+        proptest::sample::select(WORD_LIST)
     }
 }

@@ -229,11 +229,14 @@ fn names_a_place(words: &[String]) -> bool {
     })
 }
 
+/// Whether `phrase` is in `text` (words joined by single spaces) as whole words.
 fn contains_phrase(text: &str, phrase: &str) -> bool {
-    text == phrase
-        || text.starts_with(&format!("{phrase} "))
-        || text.ends_with(&format!(" {phrase}"))
-        || text.contains(&format!(" {phrase} "))
+    text.match_indices(phrase).any(|(at, _)| {
+        let starts_a_word = at == 0 || text.as_bytes()[at - 1] == b' ';
+        let end = at + phrase.len();
+        let ends_a_word = end == text.len() || text.as_bytes()[end] == b' ';
+        starts_a_word && ends_a_word
+    })
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ pub(super) struct Gathered {
     pub live_data_returned: bool,
     /// What the live-data tools returned, as the model read it.
     pub live_results: Vec<String>,
-    /// Every call that returned data: its tool, arguments as compared for a repeat, and what
-    /// the model read.
-    results: Vec<(String, serde_json::Value, String)>,
+    /// Every call that returned data: its tool, arguments as compared for a repeat, and its
+    /// result (written out only when a repeat asks for it).
+    results: Vec<(String, serde_json::Value, serde_json::Value)>,
     /// The model the provider says answered (the last one that said).
     pub served_model: Option<String>,
 }
@@ -42,20 +42,13 @@ impl Gathered {
     }
 
     pub fn record(&mut self, call: &ToolCall, outcome: ToolOutcome) {
-        let read = outcome.content.to_string();
-        self.record_read(call, outcome, read);
+        self.record_read(call, outcome, None);
     }
 
-    /// As [`Gathered::record`], with the result as the model read it (serialised once).
-    pub fn record_read(&mut self, call: &ToolCall, outcome: ToolOutcome, read: String) {
+    /// As [`Gathered::record`], with the result as the model read it when it was written out
+    /// already.
+    pub fn record_read(&mut self, call: &ToolCall, outcome: ToolOutcome, read: Option<String>) {
         let arguments = arguments_value(&call.arguments);
-        if outcome.ok {
-            self.results.push((
-                outcome.tool.clone(),
-                comparable_arguments(&arguments),
-                read.clone(),
-            ));
-        }
         if outcome.ok && outcome.tool == SEARCH_DOCS {
             for (chunk_id, origin, text) in passages::returned(&outcome.content) {
                 self.returned_chunks.insert(chunk_id.clone(), origin);
@@ -63,7 +56,15 @@ impl Gathered {
             }
         } else if outcome.ok {
             self.live_data_returned = true;
-            self.live_results.push(read);
+            self.live_results
+                .push(read.unwrap_or_else(|| outcome.content.to_string()));
+        }
+        if outcome.ok {
+            self.results.push((
+                outcome.tool.clone(),
+                comparable_arguments(&arguments),
+                outcome.content,
+            ));
         }
         self.trace.push(TraceEntry {
             tool: outcome.tool,
@@ -77,12 +78,12 @@ impl Gathered {
     /// What `call` returned when it was made before in this answer, by the library or the
     /// model, with the same arguments (a search query compared without case, spacing or end
     /// punctuation); `None` when it was not, or failed.
-    pub fn earlier_result(&self, call: &ToolCall) -> Option<&str> {
+    pub fn earlier_result(&self, call: &ToolCall) -> Option<&serde_json::Value> {
         let asked = comparable_arguments(&arguments_value(&call.arguments));
         self.results
             .iter()
             .find(|(tool, arguments, _)| *tool == call.name && *arguments == asked)
-            .map(|(_, _, content)| content.as_str())
+            .map(|(_, _, content)| content)
     }
 
     /// Everything the answer could draw figures from: live results and passages.

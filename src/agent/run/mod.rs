@@ -350,7 +350,7 @@ impl<'a> AnswerRun<'a> {
                     let read = outcome.content.to_string();
                     self.messages
                         .push(Message::tool_result(&call.id, read.clone()));
-                    self.gathered.record_read(call, outcome, read);
+                    self.gathered.record_read(call, outcome, Some(read));
                 }
                 self.ask_model()
             }
@@ -621,8 +621,8 @@ impl<'a> AnswerRun<'a> {
         let results: Vec<Message> = calls
             .iter()
             .map(|call| {
-                let earlier = self.gathered.earlier_result(call).unwrap_or_default();
-                Message::tool_result(&call.id, earlier)
+                let earlier = self.gathered.earlier_result(call);
+                Message::tool_result(&call.id, earlier.map(|e| e.to_string()).unwrap_or_default())
             })
             .collect();
         self.messages.push(message);
