@@ -60,11 +60,51 @@ pub enum AgentEvent {
         ok: bool,
         ms: u64,
         summary: String,
+        /// What a page may draw from the result (a sensor's history, occupancy against
+        /// capacity); absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chart: Option<Chart>,
     },
     /// The text streamed since the last `retract` (or the start) is withdrawn: a client drops
     /// it; the text that follows replaces it. Sent when the library discards a first attempt
     /// (a re-ask) or when its checks end the answer with other text.
     Retract,
+}
+
+/// A tool result as a page draws it. Built from the caller's own result by
+/// [`crate::agent::chart::from_result`]: nothing in it was not in that result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Chart {
+    /// A sensor's readings over a window: one point per reading returned, or per time bucket
+    /// (its mean, with its minimum and maximum) when the readings were summarised.
+    Series {
+        title: String,
+        unit: Option<String>,
+        from: String,
+        to: String,
+        points: Vec<SeriesPoint>,
+    },
+    /// People against capacity, one bar per room.
+    Occupancy { title: String, rooms: Vec<RoomLoad> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct SeriesPoint {
+    /// RFC 3339, to the second.
+    pub at: String,
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RoomLoad {
+    pub room: String,
+    pub count: u64,
+    pub capacity: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -371,6 +371,10 @@ impl Agent {
                     ok: outcome.ok,
                     ms: outcome.ms,
                     summary: outcome.summary.clone(),
+                    chart: outcome
+                        .ok
+                        .then(|| super::chart::from_result(&outcome.tool, &outcome.content))
+                        .flatten(),
                 });
             }
         }

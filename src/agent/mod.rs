@@ -15,6 +15,7 @@
 //! - [`usage`]: usage and cost over hops (the response object is [`crate::contract`]).
 
 pub mod answer;
+pub mod chart;
 pub mod conversation;
 pub mod decision;
 pub mod grounding;

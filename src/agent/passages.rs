@@ -5,7 +5,7 @@
 //! table's grid picks the wrong row ("poor" from the "very poor" row below it), while each
 //! row spelled out with its headers is read right.
 
-use crate::citations::ChunkOrigin;
+use crate::citations::{ChunkOrigin, MAX_EXCERPT_CHARS};
 
 /// (chunk id, origin, text) of each passage of a `search_docs` result.
 pub fn returned(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String)> {
@@ -23,11 +23,13 @@ pub fn returned(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String
                     .to_string()
             };
             let chunk_id = passage.get("chunk_id")?.as_str()?.to_string();
+            let text = field("text");
             let origin = ChunkOrigin {
                 source: field("source"),
                 section: field("section"),
+                excerpt: text.chars().take(MAX_EXCERPT_CHARS).collect(),
             };
-            Some((chunk_id, origin, field("text")))
+            Some((chunk_id, origin, text))
         })
         .collect()
 }

@@ -231,6 +231,7 @@ mod tests {
                 source: "user/sensor-co2.md".into(),
                 section: "CO2".into(),
                 attributed: false,
+                excerpt: String::new(),
             }],
             trace: vec![TraceEntry {
                 tool: "get_latest_sensor_data".into(),

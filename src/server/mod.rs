@@ -8,8 +8,10 @@
 //! (503 + `Retry-After`, never a queue), and a client that hangs up cancels its answer. Errors
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
+mod caller;
 mod errors;
 pub mod limits;
+pub mod page;
 pub mod routes;
 
 pub use errors::ApiError;

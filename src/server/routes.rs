@@ -1,15 +1,15 @@
 //! The routes and their handlers.
 
+use super::caller::{caller, CLAIMS_HEADER};
 use super::errors::ApiError;
 use super::AppState;
-use crate::auth::identity::{finish, plan, Caller, Credentials, Plan, RefusalReason};
-use crate::auth::jwks::KeyLookup;
+use crate::auth::identity::Caller;
 use crate::contract::{AgentEvent, AskRequest, AskResponse, Question};
 use crate::observe::metrics;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderMap, HeaderName, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -18,8 +18,6 @@ use futures::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
-
-const CLAIMS_HEADER: &str = "x-gateway-claims";
 
 /// Longest part of a parse error sent back.
 const MAX_DETAIL_CHARS: usize = 200;
@@ -35,6 +33,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/openapi.json", get(openapi))
         .route("/ingest", post(ingest))
         .route("/metrics", get(metrics_text))
+        .merge(super::page::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(count_request))
@@ -83,7 +82,15 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         title = "crowdvision-agent",
         description = "Answers about buildings, rooms, occupancy and sensors"
     ),
-    paths(ask, ingest, healthz, readyz, openapi, metrics_text),
+    paths(
+        ask,
+        ingest,
+        healthz,
+        readyz,
+        openapi,
+        metrics_text,
+        super::page::whoami
+    ),
     components(schemas(
         AskRequest,
         IngestRequest,
@@ -179,6 +186,9 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         Some("/readyz") => "/readyz",
         Some("/openapi.json") => "/openapi.json",
         Some("/metrics") => "/metrics",
+        Some("/whoami") => "/whoami",
+        Some("/") => "/",
+        Some("/assets/app.js" | "/assets/app.css") => "/assets",
         _ => "other",
     };
     let started = std::time::Instant::now();
@@ -299,61 +309,6 @@ async fn answer_with_events(
         },
         _ = state.drain.cut_off() => Err(ApiError::shutting_down()),
     }
-}
-
-/// The caller of a request: exactly one value per identity header, the identity path chosen,
-/// the JWKS key looked up for an OIDC token. Refusals are logged with their reason (never the
-/// token or the claims); a JWKS that could not be read yet is a 503 to retry, not a 401.
-async fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, ApiError> {
-    let refused = |reason: RefusalReason| {
-        tracing::info!(%reason, "request refused as unauthenticated");
-        ApiError::unauthenticated()
-    };
-    let claims = single(headers, &HeaderName::from_static(CLAIMS_HEADER)).map_err(refused)?;
-    let authorization = single(headers, &header::AUTHORIZATION).map_err(refused)?;
-    let cookies: Vec<&str> = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .map(|v| v.to_str().map_err(|_| refused(RefusalReason::Missing)))
-        .collect::<Result<_, _>>()?;
-    let cookie = (!cookies.is_empty()).then(|| cookies.join("; "));
-    let credentials = Credentials {
-        claims_header: claims,
-        cookie_header: cookie.as_deref(),
-        authorization,
-    };
-    let plan = plan(credentials, &state.identity).map_err(refused)?;
-    let key = match (&plan, &state.jwks) {
-        (Plan::Oidc { kid, .. }, Some(jwks)) => match jwks.key(kid).await {
-            KeyLookup::Found(key) => Some(key),
-            KeyLookup::Unknown => None,
-            KeyLookup::Unavailable => {
-                tracing::warn!("request held back: the OIDC key set could not be read yet");
-                return Err(ApiError::identity_unavailable(
-                    state.settings.retry_after_seconds.max(5),
-                ));
-            }
-        },
-        _ => None,
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let caller = finish(plan, &state.identity, key.as_ref(), now).map_err(refused)?;
-    tracing::debug!(sub = %caller.user.sub, "request identified");
-    Ok(caller)
-}
-
-/// A header that may appear at most once; twice is a refusal, not "first wins".
-fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, RefusalReason> {
-    let mut values = headers.get_all(name).iter();
-    let first = values.next();
-    if values.next().is_some() {
-        return Err(RefusalReason::Duplicate);
-    }
-    first
-        .map(|v| v.to_str().map_err(|_| RefusalReason::Missing))
-        .transpose()
 }
 
 /// A body must be declared JSON (`application/json`, parameters allowed): 415 otherwise, so

@@ -60,6 +60,22 @@ struct Script {
     /// The topic every topic check is answered with; `None` until set (the default topic).
     topic: Arc<Mutex<Option<String>>>,
     topic_checks: Arc<Mutex<Vec<Value>>>,
+    /// Streamed replies whose client hung up before the last chunk.
+    streams_cut: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Counts a streamed reply dropped before its end: the client closed the connection.
+struct EndGuard {
+    finished: bool,
+    cut: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.cut.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
 }
 
 pub struct ScriptedProvider {
@@ -144,6 +160,13 @@ impl ScriptedProvider {
             .collect()
     }
 
+    /// Streamed replies the client stopped reading before their end.
+    pub fn streams_cut(&self) -> usize {
+        self.script
+            .streams_cut
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn request_times(&self) -> Vec<Instant> {
         self.script
             .requests
@@ -177,10 +200,14 @@ async fn chat(State(script): State<Script>, Json(body): Json<Value>) -> Response
     if let Some(Reply::Hang(wait)) = &reply {
         tokio::time::sleep(*wait).await;
     }
-    play(reply)
+    play_counting(reply, &script.streams_cut)
 }
 
 fn play(reply: Option<Reply>) -> Response {
+    play_counting(reply, &Arc::default())
+}
+
+fn play_counting(reply: Option<Reply>, cut: &Arc<std::sync::atomic::AtomicUsize>) -> Response {
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
         Some(Reply::Json(value)) => Json(value).into_response(),
@@ -229,10 +256,15 @@ fn play(reply: Option<Reply>) -> Response {
             builder.body(Body::from(body)).unwrap()
         }
         Some(Reply::Stream { chunks, pause }) => {
+            let guard = EndGuard {
+                finished: false,
+                cut: cut.clone(),
+            };
             let events = futures::stream::unfold(
-                (chunks.into_iter(), false, true),
-                move |(mut rest, done, first)| async move {
+                (chunks.into_iter(), false, true, guard),
+                move |(mut rest, done, first, mut guard)| async move {
                     if done {
+                        // `guard.finished` was set with the last chunk.
                         return None;
                     }
                     if !first {
@@ -242,7 +274,11 @@ fn play(reply: Option<Reply>) -> Response {
                         Some(chunk) => (format!("data: {chunk}\n\n"), false),
                         None => ("data: [DONE]\n\n".to_string(), true),
                     };
-                    Some((Ok::<_, std::io::Error>(text), (rest, finished, false)))
+                    guard.finished = finished;
+                    Some((
+                        Ok::<_, std::io::Error>(text),
+                        (rest, finished, false, guard),
+                    ))
                 },
             );
             Response::builder()

@@ -264,6 +264,7 @@ async fn the_openapi_document_matches_the_router() {
         "GET /readyz",
         "GET /openapi.json",
         "GET /metrics",
+        "GET /whoami",
         "POST /ask",
         "POST /ingest",
     ]

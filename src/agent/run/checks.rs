@@ -84,6 +84,10 @@ pub(super) fn respond(
         decision = Decision::Idk;
         checked = citations::check(IDK_MARKER, &gathered.returned_chunks);
     }
+    for citation in &mut checked.citations {
+        // A passage leaves under the answer's rules: no link or image to a host not allowed.
+        citation.excerpt = links::neutralise(&citation.excerpt, inputs.allowed_hosts);
+    }
     let model = gathered
         .served_model
         .unwrap_or_else(|| inputs.model.to_string());

@@ -47,16 +47,7 @@ struct Case {
     script: Vec<(In, Out)>,
 }
 
-const ALL_TOOLS: &[&str] = &[
-    "search_docs",
-    "list_buildings",
-    "get_building",
-    "get_room",
-    "get_occupancy",
-    "list_sensors",
-    "get_latest_sensor_data",
-    "get_sensor_history",
-];
+const ALL_TOOLS: &[&str] = &crate::agent::tools::STANDARD_TOOL_NAMES;
 
 fn settings() -> AgentSettings {
     AgentSettings {
@@ -303,7 +294,12 @@ fn docs(name: &'static str) -> Case {
 
 /// A live question up to its first answer call.
 fn live(name: &'static str) -> Case {
-    case(name, LIVE_QUESTION, Out::Tools(vec!["list_buildings"], 0))
+    live_asking(name, LIVE_QUESTION)
+}
+
+/// A live question about building acme-hq up to its first answer call.
+fn live_asking(name: &'static str, question: &'static str) -> Case {
+    case(name, question, Out::Tools(vec!["list_buildings"], 0))
         .then(
             In::Results(vec![(true, buildings())]),
             Out::Tools(vec!["get_building"], 0),
@@ -626,23 +622,9 @@ fn the_answer_loop() {
             )
             .then(In::Results(vec![(true, occupancy())]), any_call())
             .then(In::Text("42 people are there."), idk()),
-        case(
+        live_asking(
             "a live question about something no result holds: idk",
             "How many elevators does building acme-hq have right now?",
-            Out::Tools(vec!["list_buildings"], 0),
-        )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
-        )
-        .then(
-            In::Results(vec![(true, hq_rooms())]),
-            Out::Answer(
-                Offer::LiveOnly,
-                ToolChoice::Required,
-                ReplyShape::Free,
-                false,
-            ),
         )
         .then(
             In::Calls(vec![("get_building", r#"{"building_id":"acme-hq"}"#)]),

@@ -128,20 +128,6 @@ impl PostgresStore {
             .await?;
         Ok(tx)
     }
-
-    async fn applied(&self) -> Result<Vec<u32>, StoreError> {
-        let exists: bool = sqlx::query_scalar("SELECT to_regclass('agent_migrations') IS NOT NULL")
-            .fetch_one(&self.pool)
-            .await?;
-        if !exists {
-            return Ok(Vec::new());
-        }
-        let versions: Vec<i32> =
-            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(versions.into_iter().map(|v| v as u32).collect())
-    }
 }
 
 #[async_trait]
@@ -211,7 +197,17 @@ impl ChunkStore for PostgresStore {
     }
 
     async fn applied_migrations(&self) -> Result<Vec<u32>, StoreError> {
-        self.applied().await
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass('agent_migrations') IS NOT NULL")
+            .fetch_one(&self.pool)
+            .await?;
+        if !exists {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<i32> =
+            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(versions.into_iter().map(|v| v as u32).collect())
     }
 
     async fn read_setting(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -130,22 +130,6 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
-
-    async fn applied(&self) -> Result<Vec<u32>, StoreError> {
-        let exists: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agent_migrations'",
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        if exists == 0 {
-            return Ok(Vec::new());
-        }
-        let versions: Vec<i64> =
-            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(versions.into_iter().map(|v| v as u32).collect())
-    }
 }
 
 #[async_trait]
@@ -211,7 +195,19 @@ impl ChunkStore for SqliteStore {
     }
 
     async fn applied_migrations(&self) -> Result<Vec<u32>, StoreError> {
-        self.applied().await
+        let exists: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agent_migrations'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        if exists == 0 {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM agent_migrations ORDER BY version")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(versions.into_iter().map(|v| v as u32).collect())
     }
 
     async fn read_setting(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -1,0 +1,445 @@
+// The chat page of crowdvision-agent: asks `ask` with server-sent events over fetch, shows
+// tokens as they come, tool steps, charts drawn from tool results, and citations in a side
+// panel. No library, no other origin; all text is set as text, never as HTML.
+"use strict";
+
+const CREDENTIAL_KEY = "crowdvision.credential";
+const SVG = "http://www.w3.org/2000/svg";
+
+const state = {
+  history: [],
+  controller: null,
+};
+
+function $(id) {
+  return document.getElementById(id);
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// ----- identity -------------------------------------------------------------------------
+
+function credential() {
+  try {
+    return JSON.parse(sessionStorage.getItem(CREDENTIAL_KEY) || "null");
+  } catch (_) {
+    return null;
+  }
+}
+
+function base64Utf8(text) {
+  const bytes = new TextEncoder().encode(text);
+  let binary = "";
+  bytes.forEach((b) => (binary += String.fromCharCode(b)));
+  return btoa(binary);
+}
+
+function identityHeaders() {
+  const given = credential();
+  if (!given || !given.value) return {};
+  if (given.kind === "claims") return { "X-Gateway-Claims": base64Utf8(given.value) };
+  return { Authorization: "Bearer " + given.value };
+}
+
+async function showWho() {
+  const who = $("who");
+  try {
+    const response = await fetch("whoami", { headers: identityHeaders() });
+    const notLoggedIn =
+      "Not logged in. Log in through your organisation's gateway, or paste a token with “Log in”.";
+    if (response.status === 401) {
+      who.textContent = "That credential was refused. " + notLoggedIn;
+      return;
+    }
+    if (!response.ok) {
+      who.textContent = "Cannot tell who you are right now (" + response.status + ").";
+      return;
+    }
+    const user = await response.json();
+    if (!user.logged_in) {
+      who.textContent = notLoggedIn;
+      return;
+    }
+    const roles = user.roles.length ? user.roles.join(", ") : "no role";
+    const domains = user.domains.length ? " · " + user.domains.join(", ") : "";
+    who.textContent = "Asking as " + user.sub + " (" + roles + ")" + domains;
+  } catch (_) {
+    who.textContent = "The agent cannot be reached.";
+  }
+}
+
+function setUpLogin() {
+  const toggle = $("login-toggle");
+  const section = $("login");
+  toggle.addEventListener("click", () => {
+    const open = section.hidden;
+    section.hidden = !open;
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) $("credential").focus();
+  });
+  $("login-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const kind = new FormData(event.target).get("kind");
+    const value = $("credential").value.trim();
+    if (kind === "claims") {
+      try {
+        JSON.parse(value);
+      } catch (_) {
+        setStatus("The claims are not JSON.");
+        return;
+      }
+    }
+    sessionStorage.setItem(CREDENTIAL_KEY, JSON.stringify({ kind, value }));
+    $("credential").value = "";
+    section.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    toggle.focus();
+    showWho();
+  });
+  $("logout").addEventListener("click", () => {
+    sessionStorage.removeItem(CREDENTIAL_KEY);
+    $("credential").value = "";
+    showWho();
+  });
+}
+
+// ----- asking ---------------------------------------------------------------------------
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+function busy(on) {
+  $("ask").disabled = on;
+  $("stop").disabled = !on;
+}
+
+// One exchange in the log: the question, the steps, the answer, its charts and its details.
+function newTurn(question) {
+  const item = element("article", "turn");
+  item.setAttribute("aria-label", question);
+  item.appendChild(element("p", "question", question));
+  const answer = element("div", "answer");
+  const steps = element("ul", "steps");
+  steps.setAttribute("aria-label", "Steps");
+  const text = element("div", "text");
+  const charts = element("div", "charts");
+  const meta = element("p", "meta");
+  answer.append(steps, text, charts, meta);
+  item.appendChild(answer);
+  $("log").appendChild(item);
+  return { item, steps, text, charts, meta, shown: "", calls: [] };
+}
+
+// Streamed text without its citation markers (they become footnotes when the answer is done).
+function renderStreamed(turn) {
+  turn.text.textContent = turn.shown.replace(/\[\^[^\]\s]*\]?/g, "");
+  turn.text.classList.add("streaming");
+}
+
+function addStep(turn, event) {
+  const step = element("li", "step");
+  const details = element("details");
+  const summary = element("summary", null, event.tool + " …");
+  const args = element("pre", "arguments", JSON.stringify(event.arguments, null, 1));
+  details.append(summary, args);
+  step.appendChild(details);
+  turn.steps.appendChild(step);
+  turn.calls.push({ tool: event.tool, summary });
+}
+
+function finishStep(turn, event) {
+  const open = turn.calls.find((c) => c.tool === event.tool && !c.done);
+  if (open) {
+    open.done = true;
+    open.summary.textContent =
+      event.tool + (event.ok ? " ✓ " : " ✗ ") + event.summary + " (" + event.ms + " ms)";
+  }
+  if (event.chart) turn.charts.appendChild(drawChart(event.chart));
+}
+
+// The final answer: text with its valid markers as numbered footnote buttons.
+function renderAnswer(turn, response) {
+  // A marker whose passage does not support its sentence is not offered as a source.
+  const unsupported = new Set((response.retrieval && response.retrieval.unsupported_citations) || []);
+  const byId = new Map(
+    response.citations.filter((c) => !unsupported.has(c.chunk_id)).map((c) => [c.chunk_id, c]),
+  );
+  const numbers = new Map();
+  const text = turn.text;
+  text.classList.remove("streaming");
+  text.textContent = "";
+  const paragraph = () => text.appendChild(element("p"));
+  let current = paragraph();
+  const parts = response.answer.split(/(\[\^[^\]\s]+\])/);
+  for (const part of parts) {
+    const marker = /^\[\^([^\]\s]+)\]$/.exec(part);
+    if (marker) {
+      const citation = byId.get(marker[1]);
+      if (!citation) continue;
+      if (!numbers.has(citation.chunk_id)) numbers.set(citation.chunk_id, numbers.size + 1);
+      current.appendChild(footnote(numbers.get(citation.chunk_id), citation));
+      continue;
+    }
+    const lines = part.split(/\n{2,}/);
+    lines.forEach((line, i) => {
+      if (i > 0) current = paragraph();
+      current.appendChild(document.createTextNode(line));
+    });
+  }
+  const cost = response.cost.provider_usd ?? response.cost.estimated_usd;
+  turn.meta.textContent =
+    response.model +
+    " · " +
+    response.usage.total_tokens +
+    " tokens" +
+    (cost != null ? " · $" + cost.toFixed(4) : "");
+}
+
+function footnote(number, citation) {
+  const sup = element("sup");
+  const button = element("button", "footnote", String(number));
+  button.type = "button";
+  button.setAttribute("aria-label", "Source " + number + ": " + citation.source);
+  button.addEventListener("click", () => openPanel(citation, button));
+  sup.appendChild(button);
+  return sup;
+}
+
+function openPanel(citation, opener) {
+  const panel = $("panel");
+  $("panel-source").textContent = citation.source;
+  $("panel-section").textContent = citation.section;
+  $("panel-text").textContent = citation.excerpt || "";
+  panel.hidden = false;
+  panel.returnFocus = opener;
+  panel.focus();
+}
+
+function closePanel() {
+  const panel = $("panel");
+  panel.hidden = true;
+  if (panel.returnFocus) panel.returnFocus.focus();
+}
+
+// Reads server-sent events from a fetch response, calling `handle(name, data)` for each.
+async function readEvents(response, handle) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) handle(name, JSON.parse(data.join("\n")));
+    }
+  }
+}
+
+async function ask(question) {
+  const turn = newTurn(question);
+  const controller = new AbortController();
+  state.controller = controller;
+  busy(true);
+  setStatus("Answering…");
+  let finished = false;
+  try {
+    const response = await fetch("ask", {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, identityHeaders()),
+      body: JSON.stringify({ question, stream: true, history: state.history }),
+      signal: controller.signal,
+    });
+    if (!response.ok) {
+      showError(turn, response.status, await errorMessage(response));
+      return;
+    }
+    await readEvents(response, (name, data) => {
+      if (name === "token") {
+        turn.shown += data.text;
+        renderStreamed(turn);
+      } else if (name === "retract") {
+        turn.shown = "";
+        renderStreamed(turn);
+      } else if (name === "tool_call") {
+        addStep(turn, data);
+      } else if (name === "tool_result") {
+        finishStep(turn, data);
+      } else if (name === "done") {
+        finished = true;
+        renderAnswer(turn, data);
+        state.history.push({ role: "user", content: question });
+        state.history.push({ role: "assistant", content: data.answer });
+        setStatus("");
+      } else if (name === "error") {
+        finished = true;
+        showError(turn, null, data.error.message);
+      }
+    });
+    if (!finished) showError(turn, null, "The answer was cut off.");
+  } catch (error) {
+    if (error.name === "AbortError") {
+      turn.text.classList.remove("streaming");
+      turn.meta.textContent = "Stopped.";
+      setStatus("Stopped.");
+    } else {
+      showError(turn, null, "The agent cannot be reached.");
+    }
+  } finally {
+    state.controller = null;
+    busy(false);
+  }
+}
+
+async function errorMessage(response) {
+  try {
+    return (await response.json()).error.message;
+  } catch (_) {
+    return response.statusText;
+  }
+}
+
+function showError(turn, status, message) {
+  const text =
+    status === 401
+      ? "You are not logged in: log in through your organisation's gateway, or paste a token with “Log in”."
+      : message;
+  const alert = element("p", "error", text);
+  alert.setAttribute("role", "alert");
+  turn.text.classList.remove("streaming");
+  turn.item.appendChild(alert);
+  setStatus("");
+}
+
+// ----- charts ---------------------------------------------------------------------------
+
+function svg(tag, attributes, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function shortTime(text) {
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) return text;
+  return date.toISOString().slice(5, 16).replace("T", " ");
+}
+
+function format(value) {
+  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+}
+
+function drawChart(chart) {
+  const figure = element("figure", "chart");
+  figure.appendChild(element("figcaption", null, chart.title));
+  figure.appendChild(chart.kind === "series" ? drawSeries(chart) : drawBars(chart));
+  return figure;
+}
+
+function drawSeries(chart) {
+  const width = 360, height = 170, left = 92, right = 10, top = 12, bottom = 36;
+  const unit = chart.unit ? " " + chart.unit : "";
+  const values = chart.points.flatMap((p) => [p.value, p.min ?? p.value, p.max ?? p.value]);
+  const low = Math.min(...values), high = Math.max(...values);
+  const span = high - low || 1;
+  const times = chart.points.map((p) => new Date(p.at).getTime());
+  const first = Math.min(...times), last = Math.max(...times);
+  const x = (i) =>
+    left + (last > first ? (times[i] - first) / (last - first) : 0.5) * (width - left - right);
+  const y = (v) => top + (1 - (v - low) / span) * (height - top - bottom);
+  const label =
+    chart.title + unit + ", " + shortTime(chart.from) + " to " + shortTime(chart.to) +
+    ", from " + format(low) + unit + " to " + format(high) + unit;
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+  root.appendChild(svg("title", {}, label));
+  root.appendChild(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis" }));
+  root.appendChild(svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, class: "axis" }));
+  root.appendChild(svg("text", { x: left - 4, y: y(high) + 4, class: "y-label", "text-anchor": "end" }, "max " + format(high) + unit));
+  root.appendChild(svg("text", { x: left - 4, y: y(low), class: "y-label", "text-anchor": "end" }, "min " + format(low) + unit));
+  root.appendChild(svg("text", { x: left, y: height - bottom + 14, class: "x-label" }, shortTime(chart.from)));
+  root.appendChild(svg("text", { x: width - right, y: height - bottom + 14, class: "x-label", "text-anchor": "end" }, shortTime(chart.to)));
+  root.appendChild(svg("text", { x: (left + width) / 2, y: height - 4, class: "unit", "text-anchor": "middle" }, "window " + shortTime(chart.from) + " – " + shortTime(chart.to) + (chart.unit ? " · " + chart.unit : "")));
+  const line = chart.points.map((p, i) => `${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
+  root.appendChild(svg("polyline", { points: line, class: "series" }));
+  chart.points.forEach((p, i) => {
+    const dot = svg("circle", { cx: x(i).toFixed(1), cy: y(p.value).toFixed(1), r: 2.5, class: "point" });
+    dot.appendChild(svg("title", {}, shortTime(p.at) + ": " + format(p.value) + unit));
+    root.appendChild(dot);
+  });
+  return root;
+}
+
+function drawBars(chart) {
+  const row = 26, width = 320, labelWidth = 110;
+  const height = chart.rooms.length * row + 8;
+  const most = Math.max(1, ...chart.rooms.map((r) => Math.max(r.count, r.capacity ?? 0)));
+  const label = chart.title + ": " + chart.rooms
+    .map((r) => r.room + " " + r.count + (r.capacity != null ? " of " + r.capacity : ""))
+    .join(", ");
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+  root.appendChild(svg("title", {}, label));
+  chart.rooms.forEach((r, i) => {
+    const top = 4 + i * row, scale = (width - labelWidth - 70) / most;
+    root.appendChild(svg("text", { x: 0, y: top + 15, class: "bar-label" }, r.room.slice(0, 16)));
+    if (r.capacity != null) {
+      root.appendChild(svg("rect", { x: labelWidth, y: top + 3, width: r.capacity * scale, height: 16, class: "capacity" }));
+    }
+    root.appendChild(svg("rect", { x: labelWidth, y: top + 3, width: Math.max(1, r.count * scale), height: 16, class: "count" }));
+    const text = r.count + (r.capacity != null ? " of " + r.capacity : "");
+    root.appendChild(svg("text", { x: width - 4, y: top + 15, class: "bar-value", "text-anchor": "end" }, text));
+  });
+  return root;
+}
+
+// ----- start ----------------------------------------------------------------------------
+
+function start() {
+  setUpLogin();
+  showWho();
+  $("ask-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = $("question").value.trim();
+    if (!question || state.controller) return;
+    $("question").value = "";
+    ask(question);
+  });
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("ask-form").requestSubmit();
+    }
+  });
+  $("stop").addEventListener("click", () => {
+    if (state.controller) state.controller.abort();
+    $("question").focus();
+  });
+  $("new").addEventListener("click", () => {
+    state.history = [];
+    $("log").textContent = "";
+    closePanel();
+    setStatus("New conversation.");
+    $("question").focus();
+  });
+  $("panel-close").addEventListener("click", closePanel);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !$("panel").hidden) closePanel();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", start);
