@@ -405,7 +405,7 @@ impl Terms {
     /// Whether `text` shares enough of these terms, read until it does.
     fn supported_by(&self, text: &str) -> bool {
         let mut numbers = Vec::new();
-        let mut words = Vec::new();
+        let mut words: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         for term in each_term(text) {
             match term {
                 Term::Number(number) => {
@@ -418,9 +418,7 @@ impl Terms {
                         .words
                         .binary_search_by(|w| w.as_str().cmp(&word))
                         .is_ok()
-                        && !words
-                            .iter()
-                            .any(|seen: &std::borrow::Cow<'_, str>| *seen == word)
+                        && !words.contains(&word)
                     {
                         words.push(word);
                     }
