@@ -115,6 +115,19 @@ impl Agent {
         &self.model_choice.default_model
     }
 
+    /// The models `user` may ask this agent to answer with: the default one, and the allowed
+    /// ones when the user's role may choose.
+    pub fn models_for(&self, user: &crate::auth::AuthUser) -> Vec<String> {
+        let mut models = vec![self.model_choice.default_model.clone()];
+        for model in &self.model_choice.allowed {
+            let chosen = self.model_choice.resolve(Some(model), user, &self.authz);
+            if chosen.is_ok() && !models.contains(model) {
+                models.push(model.clone());
+            }
+        }
+        models
+    }
+
     /// Answers `question` for `caller`. With `events`, text deltas (the model's output
     /// streamed) and tool activity are sent as they happen. The answer is one `agent.answer`
     /// span (see [`crate::observe`]).

@@ -8,10 +8,13 @@
 //! (503 + `Retry-After`, never a queue), and a client that hangs up cancels its answer. Errors
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
+mod answering;
 mod caller;
+pub mod compat;
 mod errors;
 pub mod limits;
 pub mod page;
+mod request;
 pub mod routes;
 
 pub use errors::ApiError;

@@ -1,10 +1,11 @@
 //! The routes and their handlers.
 
+use super::answering::{self, Streamed};
 use super::caller::{caller, CLAIMS_HEADER};
 use super::errors::ApiError;
+use super::request::{parse_json, question, require_json};
 use super::AppState;
-use crate::auth::identity::Caller;
-use crate::contract::{AgentEvent, AskRequest, AskResponse, Question};
+use crate::contract::{AgentEvent, AskRequest, Question};
 use crate::observe::metrics;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -17,10 +18,6 @@ use axum::{Json, Router};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
-
-/// Longest part of a parse error sent back.
-const MAX_DETAIL_CHARS: usize = 200;
 
 pub fn router(state: Arc<AppState>) -> Router {
     let body_limit = state.settings.max_body_bytes;
@@ -34,6 +31,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/ingest", post(ingest))
         .route("/metrics", get(metrics_text))
         .merge(super::page::routes())
+        .merge(super::compat::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(count_request))
@@ -122,7 +120,7 @@ pub fn openapi_document() -> serde_json::Value {
     }
     doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"] = serde_json::json!({
         "schema": {
-            "description": "With `stream: true`: events `token`, `tool_call`, `tool_result` and `retract` (data: AgentEvent) as they happen, then exactly one of `done` (data: AskResponse) or `error` (data: ErrorBody). `retract` withdraws the text of every `token` since the previous `retract`: a client drops it, and the tokens that follow replace it, so that the joined text ends equal to `done`'s answer.",
+            "description": "With `stream: true`: events `token`, `tool_call`, `tool_result` and `retract` (data: AgentEvent) as they happen, then exactly one of `done` (data: AskResponse) or `error` (data: ErrorBody). `retract` withdraws the text of every `token` since the previous `retract`: a client drops it, and the tokens that follow replace it, so that the joined text ends equal to `done`'s answer. A `tool_result` of `get_sensor_history`, `get_occupancy` or `get_room` carries a `chart` (the series or the bars a page draws from the result).",
             "oneOf": [
                 {"$ref": "#/components/schemas/AgentEvent"},
                 {"$ref": "#/components/schemas/AskResponse"},
@@ -189,6 +187,8 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         Some("/whoami") => "/whoami",
         Some("/") => "/",
         Some("/assets/app.js" | "/assets/app.css") => "/assets",
+        Some("/v1/models") => "/v1/models",
+        Some("/v1/chat/completions") => "/v1/chat/completions",
         _ => "other",
     };
     let started = std::time::Instant::now();
@@ -263,126 +263,24 @@ async fn ask(
         history: request.history,
         ..Question::new(question)
     };
-    // The caller's own limits first (429), so that one caller's flood is refused before it
-    // can take a slot of the whole server (503).
-    let admission = state
-        .limits
-        .admit(&caller.user.sub, std::time::Instant::now())
-        .map_err(|refusal| {
-            metrics::request_limited();
-            ApiError::limited(refusal)
-        })?;
-    let permit = state.slots.clone().try_acquire_owned().map_err(|_| {
-        metrics::request_shed();
-        ApiError::overloaded(state.settings.retry_after_seconds)
-    })?;
-    let held = (admission, permit);
+    let held = answering::admit(&state, &caller)?;
     if request.stream {
-        return Ok(stream_answer(state, question, caller, held).into_response());
+        let keep_alive = state.settings.keep_alive;
+        let events = answering::answer_stream(state, question, caller, held).map(|streamed| {
+            Ok::<_, std::convert::Infallible>(match streamed {
+                Streamed::Event(event) => agent_event(&event),
+                Streamed::Done(response) => Event::default()
+                    .event("done")
+                    .data(serde_json::to_string(&response).unwrap_or_default()),
+                Streamed::Failed(error) => error_event(&error),
+            })
+        });
+        return Ok(Sse::new(events)
+            .keep_alive(KeepAlive::new().interval(keep_alive))
+            .into_response());
     }
-    // A client that hangs up drops this future, and the answer with it.
-    let outcome = answer_with_events(&state, &question, &caller, None).await;
-    if let Ok(response) = &outcome {
-        held.0.spent(response.usage.total_tokens);
-    }
-    drop(held);
-    outcome.map(|response| Json(response).into_response())
-}
-
-/// One answer under the request deadline, cut short (503, or an SSE `error` event) when the
-/// shutdown grace ends.
-async fn answer_with_events(
-    state: &AppState,
-    question: &Question,
-    caller: &Caller,
-    events: Option<&mpsc::UnboundedSender<AgentEvent>>,
-) -> Result<AskResponse, ApiError> {
-    let answering = tokio::time::timeout(
-        state.settings.request_timeout,
-        state.agent.answer(question, caller, events),
-    );
-    tokio::select! {
-        answered = answering => match answered {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) => Err(error.into()),
-            Err(_) => Err(ApiError::deadline()),
-        },
-        _ = state.drain.cut_off() => Err(ApiError::shutting_down()),
-    }
-}
-
-/// A body must be declared JSON (`application/json`, parameters allowed): 415 otherwise, so
-/// that a plain cross-site form (which cannot send that type without a preflight) can never
-/// post to the API.
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    let declared = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase());
-    if declared.as_deref() == Some("application/json") {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "the body must be application/json",
-        ))
-    }
-}
-
-/// The body as JSON of `T` (`what` names it in the error): 413 past the body limit, 400 when
-/// it does not parse.
-fn parse_json<T: serde::de::DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-    what: &str,
-) -> Result<T, ApiError> {
-    let body = read_body(body)?;
-    serde_json::from_slice(&body).map_err(|e| {
-        let detail: String = e.to_string().chars().take(MAX_DETAIL_CHARS).collect();
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            format!("the body is not {what}: {detail}"),
-        )
-    })
-}
-
-fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                "the request body is too large",
-            )
-        } else {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_body",
-                "the request body could not be read",
-            )
-        }
-    })
-}
-
-fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
-    let limit = state.settings.max_question_chars;
-    if crate::contract::is_blank(text) {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "question_empty",
-            "the question is empty",
-        ));
-    }
-    if text.chars().count() > limit {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "question_too_long",
-            format!("the question is longer than {limit} characters"),
-        ));
-    }
-    Ok(text)
+    let response = answering::answer_once(&state, &question, &caller, held).await?;
+    Ok(Json(response).into_response())
 }
 
 /// The body of `POST /ingest`: inline documents, and/or `roots: true` for the configured
@@ -485,80 +383,6 @@ async fn ingest(
             ))
         }
     }
-}
-
-/// What the answering task reports at its end.
-type Outcome = Result<AskResponse, ApiError>;
-
-/// Aborts the answering task when the response stream is dropped (the client hung up).
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Counts a streamed answer in `agent_sse_streams_in_flight` while it is open.
-struct OpenStream;
-
-impl OpenStream {
-    fn new() -> OpenStream {
-        metrics::streams_in_flight(1.0);
-        OpenStream
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        metrics::streams_in_flight(-1.0);
-    }
-}
-
-/// `tool_call`, `tool_result` and `token` events as they happen, then `done` with the response
-/// object or `error`.
-fn stream_answer(
-    state: Arc<AppState>,
-    question: Question,
-    caller: Caller,
-    held: (super::limits::Admission, OwnedSemaphorePermit),
-) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<AgentEvent>();
-    let (outcome_tx, outcome_rx) = oneshot::channel::<Outcome>();
-    let keep_alive = state.settings.keep_alive;
-    let (admission, permit) = held;
-    let task = tokio::spawn(async move {
-        let outcome = answer_with_events(&state, &question, &caller, Some(&events_tx)).await;
-        drop(events_tx);
-        if let Ok(response) = &outcome {
-            admission.spent(response.usage.total_tokens);
-        }
-        let _ = outcome_tx.send(outcome);
-    });
-    let guard = (AbortOnDrop(task), permit, OpenStream::new());
-    let events = tokio_stream_of(events_rx).map(|event| Ok(agent_event(&event)));
-    let last = futures::stream::once(async move {
-        let _still_running = guard; // held until the final event is sent
-        let event = match outcome_rx.await {
-            Ok(Ok(response)) => Event::default()
-                .event("done")
-                .data(serde_json::to_string(&response).unwrap_or_default()),
-            Ok(Err(error)) => error_event(&error),
-            Err(_) => error_event(&ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "the answer stopped unexpectedly",
-            )),
-        };
-        Ok(event)
-    });
-    Sse::new(events.chain(last)).keep_alive(KeepAlive::new().interval(keep_alive))
-}
-
-fn tokio_stream_of<T: Send + 'static>(
-    mut receiver: mpsc::UnboundedReceiver<T>,
-) -> impl futures::Stream<Item = T> {
-    futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
 
 fn agent_event(event: &AgentEvent) -> Event {

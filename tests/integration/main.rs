@@ -22,6 +22,7 @@ mod provider;
 mod proxy;
 mod readme;
 mod rerank;
+mod sdk;
 mod search;
 mod server;
 mod store;

@@ -87,8 +87,22 @@ fn rule(seen: Arc<Mutex<Seen>>) -> impl Fn(&Value) -> Option<Reply> + Send + Syn
         let result = tool_result(body);
         let pause = Duration::from_millis(150);
         if question.contains(SLOW_QUESTION) {
-            let pieces = ["The zebra ", "display ", "is ", "in ", "the ", "lobby."];
-            return Some(say(body, &pieces, Duration::from_millis(1500)));
+            // Slow enough that Stop always comes first, even on a loaded machine.
+            let pieces = [
+                "The zebra ",
+                "display ",
+                "is ",
+                "in ",
+                "the ",
+                "lobby ",
+                "of ",
+                "Acme ",
+                "Headquarters, ",
+                "by ",
+                "the ",
+                "door.",
+            ];
+            return Some(say(body, &pieces, Duration::from_secs(3)));
         }
         if question.contains(DOCS_QUESTION) {
             let id = first_marker(&question)?;
@@ -238,7 +252,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "the login hint",
             "return document.getElementById('who').textContent.includes('Not logged in')",
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         )
         .await;
     browser.click("#login-toggle").await;
@@ -248,7 +262,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "the caller shown",
             "return document.getElementById('who').textContent.includes('Asking as pat')",
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         )
         .await;
 
@@ -257,7 +271,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     browser.type_into("#question", DOCS_QUESTION).await;
     browser.click("#ask").await;
     browser
-        .wait_for("the first answer", ANSWERED, Duration::from_secs(30))
+        .wait_for("the first answer", ANSWERED, Duration::from_secs(90))
         .await;
     let updates = browser
         .script("return window.__tokenUpdates;", json!([]))
@@ -272,7 +286,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     assert_eq!(shown.as_str().unwrap().trim(), plain.trim());
     browser.click(".turn .footnote").await;
     let source = browser
-        .wait_for("the passage panel", "const p = document.getElementById('panel'); return !p.hidden && document.getElementById('panel-source').textContent;", Duration::from_secs(5))
+        .wait_for("the passage panel", "const p = document.getElementById('panel'); return !p.hidden && document.getElementById('panel-source').textContent;", Duration::from_secs(20))
         .await;
     assert_eq!(source, expected["citations"][0]["source"]);
     let excerpt = browser
@@ -294,7 +308,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     browser.type_into("#question", HISTORY_QUESTION).await;
     browser.click("#ask").await;
     browser
-        .wait_for("the history answer", ANSWERED, Duration::from_secs(30))
+        .wait_for("the history answer", ANSWERED, Duration::from_secs(90))
         .await;
     let points = browser
         .script(
@@ -325,7 +339,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     browser.type_into("#question", FOLLOW_UP).await;
     browser.click("#ask").await;
     browser
-        .wait_for("the follow-up", ANSWERED, Duration::from_secs(30))
+        .wait_for("the follow-up", ANSWERED, Duration::from_secs(90))
         .await;
     let follow = browser.script(LAST_ANSWER_TEXT, json!([])).await;
     assert!(
@@ -339,20 +353,20 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     browser.type_into("#question", SLOW_QUESTION).await;
     browser.click("#ask").await;
     browser
-        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(20))
+        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(60))
         .await;
     browser.click("#stop").await;
     browser
         .wait_for(
             "stopped",
             "return document.getElementById('status').textContent === 'Stopped.';",
-            Duration::from_secs(5),
+            Duration::from_secs(20),
         )
         .await;
     let started = std::time::Instant::now();
     while provider.streams_cut() == cut_before {
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            started.elapsed() < Duration::from_secs(30),
             "the provider never saw the stream closed"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -389,7 +403,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "the page",
             "return document.getElementById('who').textContent.includes('Not logged in')",
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         )
         .await;
     // Asking before logging in: the 401 says how to log in.
@@ -399,7 +413,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "the 401",
             "const e = document.querySelector('.turn .error'); return e && e.textContent;",
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         )
         .await;
     assert!(refusal.as_str().unwrap().contains("log in"), "{refusal}");
@@ -416,18 +430,18 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "the caller shown",
             "return document.getElementById('who').textContent.includes('Asking as pat')",
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         )
         .await;
     tab_to(&narrow, "question").await;
     narrow.press(&[DOCS_QUESTION, ENTER]).await;
     narrow
-        .wait_for("the answer", ANSWERED, Duration::from_secs(30))
+        .wait_for("the answer", ANSWERED, Duration::from_secs(90))
         .await;
     tab_to_class(&narrow, "footnote").await;
     narrow.press(&[ENTER]).await;
     narrow
-        .wait_for("the panel", "return !document.getElementById('panel').hidden && document.activeElement.id === 'panel';", Duration::from_secs(5))
+        .wait_for("the panel", "return !document.getElementById('panel').hidden && document.activeElement.id === 'panel';", Duration::from_secs(20))
         .await;
     narrow.press(&[ESCAPE]).await;
     let back = narrow
@@ -441,7 +455,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     tab_to(&narrow, "question").await;
     narrow.press(&[HISTORY_QUESTION, ENTER]).await;
     narrow
-        .wait_for("the history answer", ANSWERED, Duration::from_secs(30))
+        .wait_for("the history answer", ANSWERED, Duration::from_secs(90))
         .await;
     let charted = narrow
         .script(
@@ -455,7 +469,7 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     tab_to(&narrow, "question").await;
     narrow.press(&[SLOW_QUESTION, ENTER]).await;
     narrow
-        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(20))
+        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(60))
         .await;
     tab_to(&narrow, "stop").await;
     narrow.press(&[ENTER]).await;
@@ -463,13 +477,13 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         .wait_for(
             "stopped",
             "return document.getElementById('status').textContent === 'Stopped.';",
-            Duration::from_secs(5),
+            Duration::from_secs(20),
         )
         .await;
     let started = std::time::Instant::now();
     while provider.streams_cut() == cut_before {
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            started.elapsed() < Duration::from_secs(30),
             "the provider never saw the stream closed"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
