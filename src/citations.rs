@@ -23,22 +23,21 @@ pub struct Citation {
     /// Linked to its sentence by the library (the model wrote no marker), not by the model.
     #[serde(default)]
     pub attributed: bool,
-    /// The start of the cited passage (at most [`MAX_EXCERPT_CHARS`] characters), as the
+    /// The start of the cited passage (at most [`MAX_EXCERPT_BYTES`] bytes, cut at a
+    /// character), as the
     /// caller's search returned it: what a reader opens to check the answer.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
 }
 
-/// The longest excerpt a citation carries.
-pub const MAX_EXCERPT_CHARS: usize = 600;
+/// The longest excerpt a citation carries, in bytes.
+pub const MAX_EXCERPT_BYTES: usize = 600;
 
 /// Where a returned chunk came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkOrigin {
     pub source: String,
     pub section: String,
-    /// The passage's start, for the citation's excerpt.
-    pub excerpt: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,7 +65,7 @@ pub fn check(answer: &str, returned: &HashMap<String, ChunkOrigin>) -> CheckedAn
                         source: origin.source.clone(),
                         section: origin.section.clone(),
                         attributed: false,
-                        excerpt: origin.excerpt.clone(),
+                        excerpt: String::new(),
                     });
                 }
             }
@@ -269,7 +268,6 @@ mod tests {
                     ChunkOrigin {
                         source: format!("user/{id}.md"),
                         section: "Sensors > CO2".into(),
-                        excerpt: String::new(),
                     },
                 )
             })

@@ -23,6 +23,9 @@ const MAX_PASSES: usize = 8;
 /// swallowed back into Markdown. So passes repeat until nothing changes; should that not happen
 /// within [`MAX_PASSES`], every image opener and tag opener is escaped outright.
 pub fn neutralise(answer: &str, allowed_hosts: &[String]) -> String {
+    if cannot_hold_markup(answer) {
+        return answer.to_string();
+    }
     let mut current = answer.to_string();
     for _ in 0..MAX_PASSES {
         let next =
@@ -34,6 +37,12 @@ pub fn neutralise(answer: &str, allowed_hosts: &[String]) -> String {
     }
     let defused = current.replace("![", "!\\[").replace('<', "&lt;");
     without_foreign_definitions(defused, allowed_hosts)
+}
+
+/// Whether `text` cannot hold a link, an image, a tag or a reference definition: each of those
+/// needs `<`, `](`, `][` or `]:` (a bare `[^id]` citation marker is none of them).
+fn cannot_hold_markup(text: &str) -> bool {
+    !text.contains('<') && !text.contains("](") && !text.contains("][") && !text.contains("]:")
 }
 
 /// Reference definitions (`[label]: url` at a line's start) to hosts not allowed point at `#`
@@ -431,6 +440,17 @@ mod tests {
             Just("[^c1] [b] < 3 ! [".to_string()),
         ];
         proptest::collection::vec(piece, 1..8).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        /// Text that cannot hold markup is left as it is: the early return changes nothing.
+        #[test]
+        fn text_that_cannot_hold_markup_is_unchanged(text in "[a-z0-9 \\[\\]^!:()*_`.\n]{0,120}") {
+            if cannot_hold_markup(&text) {
+                let full = neutralise_once(&text, &[]);
+                prop_assert_eq!(without_foreign_definitions(full, &[]), text.clone());
+            }
+        }
     }
 
     proptest! {

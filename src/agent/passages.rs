@@ -5,31 +5,40 @@
 //! table's grid picks the wrong row ("poor" from the "very poor" row below it), while each
 //! row spelled out with its headers is read right.
 
-use crate::citations::{ChunkOrigin, MAX_EXCERPT_CHARS};
+use crate::citations::ChunkOrigin;
 
-/// (chunk id, origin, text) of each passage of a `search_docs` result.
-pub fn returned(content: &serde_json::Value) -> Vec<(String, ChunkOrigin, String)> {
+/// One passage of a `search_docs` result, borrowed from it.
+pub struct Passage<'a> {
+    pub chunk_id: &'a str,
+    pub source: &'a str,
+    pub section: &'a str,
+    pub text: &'a str,
+}
+
+impl Passage<'_> {
+    pub fn origin(&self) -> ChunkOrigin {
+        ChunkOrigin {
+            source: self.source.to_string(),
+            section: self.section.to_string(),
+        }
+    }
+}
+
+/// The passages of a `search_docs` result (those with a chunk id).
+pub fn returned(content: &serde_json::Value) -> Vec<Passage<'_>> {
     let Some(results) = content.get("results").and_then(|r| r.as_array()) else {
         return Vec::new();
     };
     results
         .iter()
         .filter_map(|passage| {
-            let field = |name: &str| {
-                passage
-                    .get(name)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let chunk_id = passage.get("chunk_id")?.as_str()?.to_string();
-            let text = field("text");
-            let origin = ChunkOrigin {
+            let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+            Some(Passage {
+                chunk_id: passage.get("chunk_id")?.as_str()?,
                 source: field("source"),
                 section: field("section"),
-                excerpt: text.chars().take(MAX_EXCERPT_CHARS).collect(),
-            };
-            Some((chunk_id, origin, text))
+                text: field("text"),
+            })
         })
         .collect()
 }
@@ -60,7 +69,10 @@ pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
 
 /// Markdown tables in `text` rewritten as one line per row, each cell after its header
 /// (`- ppm: 1000 to 1400; band: poor`); everything else is kept as it is.
-pub fn tables_as_rows(text: &str) -> String {
+pub fn tables_as_rows(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('|') {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut out = Vec::new();
     let mut header: Option<Vec<String>> = None;
     let lines: Vec<&str> = text.lines().collect();
@@ -93,7 +105,7 @@ pub fn tables_as_rows(text: &str) -> String {
             None => out.push(line.to_string()),
         }
     }
-    out.join("\n")
+    std::borrow::Cow::Owned(out.join("\n"))
 }
 
 /// The cells of a table line (`| a | b |`), or `None` for any other line.
@@ -120,8 +132,8 @@ mod tests {
         ]});
         let passages = returned(&content);
         assert_eq!(passages.len(), 1);
-        assert_eq!(passages[0].0, "c1");
-        assert_eq!(passages[0].1.section, "A > B");
+        assert_eq!(passages[0].chunk_id, "c1");
+        assert_eq!(passages[0].section, "A > B");
         assert!(returned(&serde_json::json!({"error": {}})).is_empty());
     }
 

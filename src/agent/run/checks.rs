@@ -14,7 +14,7 @@ use super::super::grounding;
 use super::super::links;
 use super::super::usage::PriceTable;
 use super::gathered::Gathered;
-use crate::citations::{self, CheckedAnswer};
+use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
 use crate::contract::{AskResponse, RetrievalReport};
 
 /// A rule that turns an answer into `idk` after the model is done.
@@ -85,8 +85,20 @@ pub(super) fn respond(
         checked = citations::check(IDK_MARKER, &gathered.returned_chunks);
     }
     for citation in &mut checked.citations {
+        let Some((_, text)) = gathered
+            .passages
+            .iter()
+            .find(|(id, _)| *id == citation.chunk_id)
+        else {
+            continue;
+        };
+        let mut end = MAX_EXCERPT_BYTES.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let excerpt = &text[..end];
         // A passage leaves under the answer's rules: no link or image to a host not allowed.
-        citation.excerpt = links::neutralise(&citation.excerpt, inputs.allowed_hosts);
+        citation.excerpt = links::neutralise(excerpt, inputs.allowed_hosts);
     }
     let model = gathered
         .served_model

@@ -50,9 +50,14 @@ impl Gathered {
     pub fn record_read(&mut self, call: &ToolCall, outcome: ToolOutcome, read: Option<String>) {
         let arguments = arguments_value(&call.arguments);
         if outcome.ok && outcome.tool == SEARCH_DOCS {
-            for (chunk_id, origin, text) in passages::returned(&outcome.content) {
-                self.returned_chunks.insert(chunk_id.clone(), origin);
-                self.passages.push((chunk_id, text));
+            for passage in passages::returned(&outcome.content) {
+                // A passage returned again (the model's search after the library's) is kept
+                // once: the first copy is the one every check finds.
+                if !self.returned_chunks.contains_key(passage.chunk_id) {
+                    let id = passage.chunk_id.to_string();
+                    self.returned_chunks.insert(id.clone(), passage.origin());
+                    self.passages.push((id, passage.text.to_string()));
+                }
             }
         } else if outcome.ok {
             self.live_data_returned = true;

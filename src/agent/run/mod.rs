@@ -348,9 +348,10 @@ impl<'a> AnswerRun<'a> {
                 self.messages.push(assistant);
                 for (call, outcome) in calls.iter().zip(outcomes) {
                     let read = outcome.content.to_string();
-                    self.messages
-                        .push(Message::tool_result(&call.id, read.clone()));
-                    self.gathered.record_read(call, outcome, Some(read));
+                    // Live results are kept as read, for the figure checks; passages are not.
+                    let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
+                    self.messages.push(Message::tool_result(&call.id, read));
+                    self.gathered.record_read(call, outcome, kept);
                 }
                 self.ask_model()
             }
