@@ -61,8 +61,9 @@ impl Gathered {
             }
         } else if outcome.ok {
             self.live_data_returned = true;
-            self.live_results
-                .push(read.unwrap_or_else(|| outcome.content.to_string()));
+            self.live_results.push(
+                read.unwrap_or_else(|| serde_json::to_string(&outcome.content).unwrap_or_default()),
+            );
         }
         if outcome.ok {
             self.results.push((

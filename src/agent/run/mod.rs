@@ -347,7 +347,7 @@ impl<'a> AnswerRun<'a> {
                 let assistant = Message::assistant_calls(calls.clone());
                 self.messages.push(assistant);
                 for (call, outcome) in calls.iter().zip(outcomes) {
-                    let read = outcome.content.to_string();
+                    let read = serde_json::to_string(&outcome.content).unwrap_or_default();
                     // Live results are kept as read, for the figure checks; passages are not.
                     let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
                     self.messages.push(Message::tool_result(&call.id, read));
