@@ -63,8 +63,10 @@ async function showWho() {
     const user = await response.json();
     if (!user.logged_in) {
       who.textContent = notLoggedIn;
+      $("login-toggle").textContent = "Log in";
       return;
     }
+    $("login-toggle").textContent = "Change login";
     const roles = user.roles.length ? user.roles.join(", ") : "no role";
     const domains = user.domains.length ? " · " + user.domains.join(", ") : "";
     who.textContent = "Asking as " + user.sub + " (" + roles + ")" + domains;
