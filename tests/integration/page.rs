@@ -8,7 +8,8 @@
 //! (`target/screenshots/`).
 
 use crate::provider::{
-    answer, streamed_answer, streamed_tool_calls, tool_calls, usage, Reply, ScriptedProvider,
+    answer, last_user_text, streamed_answer, streamed_tool_calls, tool_calls, usage, Reply,
+    ScriptedProvider,
 };
 use crate::util::{
     agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
@@ -35,17 +36,6 @@ struct Seen {
     history_points: Option<usize>,
     /// The follow-up's request carried the earlier turns.
     follow_up_had_history: bool,
-}
-
-fn last_user_text(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
 }
 
 fn first_marker(text: &str) -> Option<String> {
@@ -220,7 +210,8 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     let _serve = Running(serve.spawn().unwrap());
     wait_until_up(&format!("http://127.0.0.1:{port}/healthz")).await;
     let proxy_port = free_port();
-    let _caddy = start_caddy(dir.path(), proxy_port, &format!("127.0.0.1:{port}"));
+    let _caddy =
+        crate::proxy::start_caddy(dir.path(), proxy_port, &format!("127.0.0.1:{port}"), &[]);
     let origin = format!("http://127.0.0.1:{proxy_port}");
     let page = format!("{origin}/agent/");
     wait_until_up(&format!("{origin}/agent/healthz")).await;
@@ -352,25 +343,9 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     let cut_before = provider.streams_cut();
     browser.type_into("#question", SLOW_QUESTION).await;
     browser.click("#ask").await;
-    browser
-        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(60))
-        .await;
+    wait_for_slow_token(&browser).await;
     browser.click("#stop").await;
-    browser
-        .wait_for(
-            "stopped",
-            "return document.getElementById('status').textContent === 'Stopped.';",
-            Duration::from_secs(20),
-        )
-        .await;
-    let started = std::time::Instant::now();
-    while provider.streams_cut() == cut_before {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the provider never saw the stream closed"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_stopped(&browser, &provider, cut_before).await;
 
     // Nothing but the page's own origin; no console error.
     let origins = browser
@@ -468,12 +443,29 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     let cut_before = provider.streams_cut();
     tab_to(&narrow, "question").await;
     narrow.press(&[SLOW_QUESTION, ENTER]).await;
-    narrow
-        .wait_for("the first slow token", "const t = document.querySelector('.turn:last-child .text'); return t && t.textContent.includes('zebra');", Duration::from_secs(60))
-        .await;
+    wait_for_slow_token(&narrow).await;
     tab_to(&narrow, "stop").await;
     narrow.press(&[ENTER]).await;
-    narrow
+    wait_until_stopped(&narrow, &provider, cut_before).await;
+    let violations = axe(&narrow).await;
+    assert!(violations.is_empty(), "axe at 360 px: {violations:#?}");
+    narrow.quit().await;
+}
+
+async fn wait_for_slow_token(browser: &Browser) {
+    browser
+        .wait_for(
+            "the first slow token",
+            "const t = document.querySelector('.turn:last-child .text'); \
+             return t && t.textContent.includes('zebra');",
+            Duration::from_secs(60),
+        )
+        .await;
+}
+
+/// The page says it stopped, and the provider saw its stream closed.
+async fn wait_until_stopped(browser: &Browser, provider: &ScriptedProvider, cut_before: usize) {
+    browser
         .wait_for(
             "stopped",
             "return document.getElementById('status').textContent === 'Stopped.';",
@@ -488,9 +480,6 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let violations = axe(&narrow).await;
-    assert!(violations.is_empty(), "axe at 360 px: {violations:#?}");
-    narrow.quit().await;
 }
 
 async fn ask_json(origin: &str, token: &str, question: &str) -> Value {
@@ -567,23 +556,4 @@ async fn axe(browser: &Browser) -> Vec<Value> {
         .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
         .map(|v| json!({"id": v["id"], "help": v["help"], "nodes": v["nodes"].as_array().map(|n| n.iter().map(|n| n["html"].clone()).collect::<Vec<_>>())}))
         .collect()
-}
-
-fn start_caddy(dir: &std::path::Path, port: u16, upstreams: &str) -> Running {
-    Running(
-        Command::new("caddy")
-            .args(["run", "--adapter", "caddyfile", "--config"])
-            .arg(repo_root().join("deploy/Caddyfile"))
-            .env("AGENT_PROXY_PORT", port.to_string())
-            .env("AGENT_UPSTREAMS", upstreams)
-            .env("HOME", dir)
-            .env("XDG_DATA_HOME", dir)
-            .env("XDG_CONFIG_HOME", dir)
-            .env_remove("AGENT_PROXY_BIND")
-            .env_remove("AGENT_AUTH")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
 }

@@ -292,6 +292,18 @@ fn play_counting(reply: Option<Reply>, cut: &Arc<std::sync::atomic::AtomicUsize>
 // ---------------------------------------------------------------------------------------------
 // Reply builders
 
+/// The text of the last user message of a request body.
+pub fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 pub fn usage(prompt: u64, completion: u64) -> Value {
     json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }

@@ -118,7 +118,7 @@ fn listening_on(port: u16) -> Vec<String> {
     found
 }
 
-fn start_caddy(
+pub fn start_caddy(
     dir: &std::path::Path,
     port: u16,
     upstreams: &str,

@@ -3,7 +3,7 @@
 //! same text, usage, a follow-up, and its own error types for 401, 400, 413, 429 and 503.
 //! The client's checks are in `tests/clients/openai_client.py`.
 
-use crate::provider::{answer, streamed_answer, usage, Reply, ScriptedProvider};
+use crate::provider::{answer, last_user_text, streamed_answer, usage, Reply, ScriptedProvider};
 use crate::util::{
     agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
 };
@@ -13,17 +13,6 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const SECRET: &str = "sdk-test-secret-of-at-least-32-bytes";
-
-fn last_user_text(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// The scripted model: answers citing the first passage of the request, streamed in pieces
 /// when asked; a question to "take your time" waits three seconds first.
