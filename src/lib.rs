@@ -12,7 +12,8 @@
 //! - [`auth`]: the caller (gateway claims, OIDC and dev tokens), roles, Cedar policies.
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
-//! - [`server`]: the HTTP API (`serve`), per-caller limits; [`client`]: a client of it.
+//! - [`server`]: the HTTP API (`serve`), the chat page at `/`, the OpenAI-compatible
+//!   `/v1` routes, per-caller limits; [`client`]: a client of it.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
