@@ -1,0 +1,163 @@
+//! The transitions of the answer loop: tools, repeated calls, the limits, the re-asks and the
+//! checks that end an answer as `idk` or `declined`.
+
+use super::*;
+
+#[test]
+fn the_answer_loop() {
+    let occupancy_call = r#"{"building_id":"acme-hq","room_id":"hq-101"}"#;
+    let cases = [
+        docs("a repeated search gets its earlier result and no tools")
+            .then(
+                In::Calls(vec![(
+                    "search_docs",
+                    r#"{"query": "what co2 level counts as poor indoor air"}"#,
+                )]),
+                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+            )
+            .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
+        docs("a new search runs")
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "humidity"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(true, json!({"results": []}))]),
+                any_call(),
+            ),
+        docs("calls past the per-turn limit are refused, the rest run").then(
+            In::Calls(vec![
+                ("search_docs", r#"{"query": "a"}"#),
+                ("search_docs", r#"{"query": "b"}"#),
+                ("search_docs", r#"{"query": "c"}"#),
+            ]),
+            Out::Tools(vec!["search_docs", "search_docs", "search_docs"], 1),
+        ),
+        docs("the hop limit ends the loop: tool_loop_exhausted")
+            .with(|s| s.max_tool_hops = 1)
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "a"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(true, json!({"results": []}))]),
+                any_call(),
+            )
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "b"}"#)]),
+                Out::Done(Decision::ToolLoopExhausted, Expected::Exactly(IDK_MARKER)),
+            ),
+        docs("the token budget ends the loop: budget_exhausted")
+            .with(|s| s.max_tokens_per_request = 1500)
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "a"}"#)]),
+                Out::Done(Decision::BudgetExhausted, Expected::Exactly(IDK_MARKER)),
+            ),
+        docs("no answer code: idk").then(In::Text("NO_ANSWER"), idk()),
+        docs("an empty answer: idk").then(In::Text("  "), idk()),
+        docs("the model's own refusal before tools: declined").then(
+            In::Text("OUT_OF_SCOPE"),
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        docs("a documentation answer no passage supports: idk")
+            .then(In::Text("The sky is blue today."), idk()),
+        docs("an answer describing a tool: asked once more, no tools, held to a field")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(
+                In::Text(r#"{"answer": "Poor is 1000 to 1400 ppm."}"#),
+                answered("1000 to 1400"),
+            ),
+        docs("describing a tool twice: idk")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(In::Text(r#"{"answer": "Use search_docs."}"#), idk()),
+        docs("a provider refusing the field's schema is asked without it")
+            .then(
+                In::Text("Call search_docs with the query co2."),
+                Out::Answer(
+                    Offer::Nothing,
+                    ToolChoice::Auto,
+                    ReplyShape::AnswerField,
+                    true,
+                ),
+            )
+            .then(
+                In::Fails(LlmError::Status {
+                    status: 400,
+                    detail: String::new(),
+                }),
+                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+            )
+            .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
+        live("a refusal after live data: asked once more from the results")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(
+                In::Text("NO_ANSWER"),
+                Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+            )
+            .then(In::Text("7 people are there."), answered("7 people")),
+        live("refusing twice after live data: idk")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(
+                In::Text("NO_ANSWER"),
+                Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+            )
+            .then(In::Text("NO_ANSWER"), idk()),
+        docs("a refusal after tools: idk, not declined")
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "x"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(false, json!({"error": {"kind": "unavailable"}}))]),
+                any_call(),
+            )
+            .then(In::Text("OUT_OF_SCOPE"), idk()),
+        live("the library's own lookups count as data returned: a refusal is asked again").then(
+            In::Text("NO_ANSWER"),
+            Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+        ),
+        live("a live answer whose every figure is new: idk")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, occupancy())]), any_call())
+            .then(In::Text("42 people are there."), idk()),
+        live_asking(
+            "a live question about something no result holds: idk",
+            "How many elevators does building acme-hq have right now?",
+        )
+        .then(
+            In::Calls(vec![("get_building", r#"{"building_id":"acme-hq"}"#)]),
+            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+        )
+        .then(In::Text("It has 12 elevators."), idk()),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}
