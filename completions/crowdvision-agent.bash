@@ -49,6 +49,9 @@ _crowdvision__agent() {
             crowdvision__agent,man)
                 cmd="crowdvision__agent__subcmd__man"
                 ;;
+            crowdvision__agent,mcp)
+                cmd="crowdvision__agent__subcmd__mcp"
+                ;;
             crowdvision__agent,search)
                 cmd="crowdvision__agent__subcmd__search"
                 ;;
@@ -117,6 +120,9 @@ _crowdvision__agent() {
                 ;;
             crowdvision__agent__subcmd__help,man)
                 cmd="crowdvision__agent__subcmd__help__subcmd__man"
+                ;;
+            crowdvision__agent__subcmd__help,mcp)
+                cmd="crowdvision__agent__subcmd__help__subcmd__mcp"
                 ;;
             crowdvision__agent__subcmd__help,search)
                 cmd="crowdvision__agent__subcmd__help__subcmd__search"
@@ -203,7 +209,7 @@ _crowdvision__agent() {
 
     case "${cmd}" in
         crowdvision__agent)
-            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools sim db doctor history completions man help"
+            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools mcp sim db doctor history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -647,7 +653,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help)
-            opts="ingest chunk search ask chat eval serve tools sim db doctor history completions man help"
+            opts="ingest chunk search ask chat eval serve tools mcp sim db doctor history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +891,20 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1191,6 +1211,32 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__man)
+            opts="-h -V --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__mcp)
             opts="-h -V --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -227,6 +227,17 @@ esac
     ;;
 esac
 ;;
+(mcp)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (sim)
 _arguments "${_arguments_options[@]}" : \
 '--fixture=[The world to serve\: buildings, rooms, occupancy, sensors, readings \[default\: the built-in campus of datasets/sim/campus.yaml\]]:FILE:_files' \
@@ -526,6 +537,10 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(mcp)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (sim)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -622,6 +637,7 @@ _crowdvision-agent_commands() {
 'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
 'serve:Serve the HTTP API\: POST /ask (JSON or SSE), GET /healthz, GET /readyz' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
+'mcp:Serve the tools and \`ask\` to an MCP host over stdio, as the caller of --claims/--token' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
@@ -728,6 +744,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'eval:Golden-dataset evaluation\: assertions, an LLM judge, xfail, repeats, model sweeps, reports' \
 'serve:Serve the HTTP API\: POST /ask (JSON or SSE), GET /healthz, GET /readyz' \
 'tools:The tool registry\: list the tools, or call one directly as the caller' \
+'mcp:Serve the tools and \`ask\` to an MCP host over stdio, as the caller of --claims/--token' \
 'sim:Simulate twin-service and sensor-service from a YAML fixture' \
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
@@ -831,6 +848,11 @@ _crowdvision-agent__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent help man commands' commands "$@"
 }
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__mcp_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__mcp_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help mcp commands' commands "$@"
+}
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__search_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__search_commands() {
     local commands; commands=()
@@ -928,6 +950,11 @@ _crowdvision-agent__subcmd__ingest_commands() {
 _crowdvision-agent__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent man commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__mcp_commands] )) ||
+_crowdvision-agent__subcmd__mcp_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent mcp commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__search_commands] )) ||
 _crowdvision-agent__subcmd__search_commands() {

@@ -11,6 +11,22 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::ops::Range;
 
+/// `answer` followed by its citations as Markdown footnote definitions
+/// (`[^id]: source › section`), the form chat clients render under a message.
+pub fn with_footnotes(answer: &str, citations: &[Citation]) -> String {
+    let mut text = answer.to_string();
+    if !citations.is_empty() {
+        text.push('\n');
+    }
+    for citation in citations {
+        text.push_str(&format!(
+            "\n[^{}]: {} › {}",
+            citation.chunk_id, citation.source, citation.section
+        ));
+    }
+    text
+}
+
 /// Longest id read as a marker; anything longer is ordinary text.
 const MAX_ID_CHARS: usize = 64;
 

@@ -13,7 +13,8 @@
 //! - [`retrieval`]: the chunker, the embedder port, the store port, ingest, hybrid search.
 //! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
 //! - [`server`]: the HTTP API (`serve`), the chat page at `/`, the OpenAI-compatible
-//!   `/v1` routes, per-caller limits; [`client`]: a client of it.
+//!   `/v1` routes, `/mcp`, per-caller limits; [`client`]: a client of it.
+//! - [`mcp`]: the MCP server (the tools and `ask` for MCP hosts), over stdio or `/mcp`.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
@@ -34,6 +35,7 @@ pub mod downstream;
 pub mod eval;
 pub mod history;
 pub mod http;
+pub mod mcp;
 pub mod observe;
 pub mod retrieval;
 pub mod server;

@@ -111,6 +111,11 @@ impl Agent {
         )
     }
 
+    /// The tools this agent calls, for running them directly (the MCP server).
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        &self.tools
+    }
+
     pub fn default_model(&self) -> &str {
         &self.model_choice.default_model
     }

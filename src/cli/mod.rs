@@ -10,6 +10,7 @@ mod eval;
 mod history;
 mod identity;
 mod ingest;
+mod mcp;
 mod out;
 mod render;
 mod search;
@@ -93,6 +94,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// The tool registry: list the tools, or call one directly as the caller.
     Tools(tools::ToolsArgs),
+    /// Serve the tools and `ask` to an MCP host over stdio, as the caller of --claims/--token.
+    Mcp(mcp::McpArgs),
     /// Simulate twin-service and sensor-service from a YAML fixture.
     Sim(sim::SimArgs),
     /// Schema management for the configured store.
@@ -162,6 +165,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(load()?, args).await,
         Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,
+        Command::Mcp(args) => mcp::run(load()?, caller, args).await,
         Command::Sim(args) => {
             telemetry::start_from_environment()?;
             sim::run(args).await

@@ -213,17 +213,7 @@ pub fn question_of(request: &CompletionRequest) -> Result<Question, CompatError>
 
 /// The answer as a client shows it: the text, then its citations as footnote definitions.
 pub fn answer_text(response: &AskResponse) -> String {
-    let mut text = response.answer.clone();
-    if !response.citations.is_empty() {
-        text.push('\n');
-    }
-    for citation in &response.citations {
-        text.push_str(&format!(
-            "\n[^{}]: {} › {}",
-            citation.chunk_id, citation.source, citation.section
-        ));
-    }
-    text
+    crate::citations::with_footnotes(&response.answer, &response.citations)
 }
 
 fn usage_json(response: &AskResponse) -> Value {

@@ -13,6 +13,7 @@ mod caller;
 pub mod compat;
 mod errors;
 pub mod limits;
+mod mcp;
 pub mod page;
 mod request;
 pub mod routes;

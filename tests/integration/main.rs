@@ -15,6 +15,7 @@ mod eval;
 mod hardening;
 mod ingest;
 mod live;
+mod mcp;
 mod observe;
 mod oidc;
 mod page;

@@ -1,0 +1,107 @@
+"""The official `mcp` SDK against the agent's MCP server, as a host would use it. Run by
+tests/integration/mcp.rs once over stdio (the SDK starts `crowdvision-agent mcp`) and once over
+Streamable HTTP (`serve` at /mcp). Every check is an assert; the last line printed is JSON the
+Rust test reads.
+
+    python mcp_client.py SETTINGS_JSON
+
+SETTINGS_JSON: {"transport": "stdio", "command", "args", "env", "cwd"} or
+{"transport": "http", "url", "token"}; both with "secret" (a word only staff documents hold)
+and "public" (a word of a public document).
+"""
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import Client, MCPError, StdioServerParameters
+
+settings = json.loads(sys.argv[1])
+EXPECTED = {
+    "search_docs", "list_buildings", "get_building", "get_room", "get_occupancy",
+    "list_sensors", "get_latest_sensor_data", "get_sensor_history", "ask",
+}
+
+
+def server():
+    if settings["transport"] == "stdio":
+        return StdioServerParameters(
+            command=settings["command"], args=settings["args"], env=settings["env"],
+            cwd=settings["cwd"],
+        )
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(
+        headers={"Authorization": "Bearer " + settings["token"]}, timeout=60
+    )
+    return streamable_http_client(settings["url"], http_client=http)
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+async def main():
+    report = {}
+    async with Client(server(), read_timeout_seconds=60) as client:
+        # Nine tools, each with its JSON schema.
+        tools = (await client.list_tools()).tools
+        names = {tool.name for tool in tools}
+        assert names == EXPECTED, names
+        for tool in tools:
+            assert tool.input_schema["type"] == "object", tool
+            assert tool.description, tool
+        by_name = {tool.name: tool for tool in tools}
+        assert "building_id" in by_name["get_occupancy"].input_schema["required"]
+        assert by_name["ask"].input_schema["required"] == ["question"]
+        report["tools"] = sorted(names)
+
+        # Live data for a building of the caller's domain.
+        hq = await client.call_tool("get_occupancy", {"building_id": "acme-hq"})
+        assert not hq.is_error, text_of(hq)
+        assert "acme-hq" in text_of(hq), text_of(hq)
+        report["occupancy"] = hq.structured_content
+
+        # Another domain's building answers exactly like one that does not exist.
+        foreign = await client.call_tool("get_building", {"building_id": "globex-tower"})
+        unknown = await client.call_tool("get_building", {"building_id": "no-such-place"})
+        assert foreign.is_error and unknown.is_error
+        assert text_of(foreign) == text_of(unknown), (text_of(foreign), text_of(unknown))
+        assert foreign.structured_content == unknown.structured_content
+        assert "globex" not in text_of(foreign).lower()
+        report["unknown_building"] = text_of(unknown)
+
+        # search_docs: the public passage, never the staff one.
+        public = await client.call_tool("search_docs", {"query": settings["public"]})
+        assert not public.is_error, text_of(public)
+        assert settings["public"] in text_of(public), text_of(public)
+        secret = await client.call_tool("search_docs", {"query": settings["secret"]})
+        assert settings["secret"] not in text_of(secret), text_of(secret)
+
+        # ask: the whole agent, a cited answer.
+        asked = await client.call_tool("ask", {"question": "Where is the zebra display?"})
+        assert not asked.is_error, text_of(asked)
+        answer = text_of(asked)
+        assert "zebra display is in the lobby" in answer, answer
+        assert "\n[^" in answer and " › " in answer, answer
+        assert asked.structured_content["citations"], asked.structured_content
+        report["answer"] = answer
+
+        # Bad input: an unknown tool is a protocol error; arguments of the wrong type are the
+        # tool's error result; neither runs anything.
+        try:
+            await client.call_tool("drop_tables", {})
+            raise AssertionError("an unknown tool was accepted")
+        except MCPError as error:
+            assert error.code == -32602, (error.code, error.message)
+            assert "unknown tool" in error.message, error.message
+        wrong = await client.call_tool("get_occupancy", {"building_id": 42})
+        assert wrong.is_error and "invalid arguments" in text_of(wrong), text_of(wrong)
+        wrong_ask = await client.call_tool("ask", {"question": ["not", "text"]})
+        assert wrong_ask.is_error and "invalid arguments" in text_of(wrong_ask)
+        missing = await client.call_tool("get_room", {})
+        assert missing.is_error, text_of(missing)
+    print(json.dumps(report))
+
+
+asyncio.run(main())
