@@ -131,6 +131,7 @@ fn turn(message: Message, finish: FinishReason) -> ChatTurn {
             prompt_tokens: 1500,
             completion_tokens: 40,
             total_tokens: 1540,
+            ..Usage::default()
         },
         provider_cost: None,
         model: "openai/gpt-4o-mini".into(),
@@ -161,6 +162,7 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             // The topic check is one more model call, not agent work: measured apart.
             scope_check: false,
             search_first: true,
+            stable_tool_prefix: true,
         },
         ModelChoice {
             default_model: "openai/gpt-4o-mini".into(),

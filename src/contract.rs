@@ -229,6 +229,7 @@ mod tests {
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 total_tokens: 15,
+                ..Usage::default()
             },
             cost: Cost {
                 estimated_usd: Some(0.0001),

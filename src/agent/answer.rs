@@ -100,6 +100,7 @@ impl Agent {
                 require_grounded_answers: config.llm.require_grounded_answers,
                 scope_check: config.llm.scope_check,
                 search_first: config.llm.search_first,
+                stable_tool_prefix: config.llm.stable_tool_prefix,
             },
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
@@ -265,14 +266,23 @@ impl Agent {
                 schema: &ANSWER_FIELD_SCHEMA,
             }),
         };
+        let (tools, tool_choice) = if self.settings.stable_tool_prefix {
+            let choice = match call.offer {
+                Offer::Nothing => crate::agent::llm::ToolChoice::None,
+                _ => call.tool_choice,
+            };
+            (self.offered_schemas(Offer::Everything), choice)
+        } else {
+            (self.offered_schemas(call.offer), call.tool_choice)
+        };
         let request = ChatRequest {
             model,
             messages,
-            tools: self.offered_schemas(call.offer),
+            tools,
             temperature: call.temperature,
             max_output_tokens: call.max_output_tokens,
             response_schema: schema,
-            tool_choice: call.tool_choice,
+            tool_choice,
         };
         let streamed = streamed.filter(|_| call.streamed);
         let sink = streamed.map(|s| move |text: &str| s.push(text));

@@ -96,6 +96,7 @@ mod tests {
                 prompt_tokens: tokens,
                 completion_tokens: 0,
                 total_tokens: tokens,
+                ..Usage::default()
             },
             cost: Cost {
                 estimated_usd: Some(0.5),

@@ -108,6 +108,8 @@ pub enum ToolChoice {
     Auto,
     /// The model must call one of the tools offered.
     Required,
+    /// The model may not call a tool (the tools are sent only to keep the prompt's prefix).
+    None,
 }
 
 /// A JSON schema the reply must follow, named as the provider asks.

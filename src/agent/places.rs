@@ -156,13 +156,18 @@ pub fn resolve(question: &str, buildings: &[KnownBuilding], rooms: &[KnownRoom])
     } else {
         by_id
     };
-    let unknown = ids_after_place_words(&words)
+    let mut unknown: Vec<String> = ids_after_place_words(&words)
         .into_iter()
         .filter(|id| {
             !buildings.iter().any(|b| b.id.to_lowercase() == *id)
                 && !rooms.iter().any(|r| r.id.to_lowercase() == *id)
         })
         .collect();
+    unknown.extend(
+        building_names_in(question)
+            .into_iter()
+            .filter(|name| !known_name(name, buildings, rooms)),
+    );
     NamedPlaces {
         buildings: named_buildings,
         rooms: named_rooms,
@@ -187,6 +192,170 @@ fn rooms_by_name(words: &[String], rooms: &[KnownRoom]) -> Vec<KnownRoom> {
         .filter(|r| name_words(&r.name).len() == longest)
         .cloned()
         .collect()
+}
+
+/// The last word of a capitalised name that makes it a building's ("Acme Headquarters",
+/// "Nakatomi Plaza"), and the word that may follow one ("the Nakatomi Plaza building").
+const BUILDING_KINDS: &[&str] = &[
+    "headquarters",
+    "hq",
+    "tower",
+    "towers",
+    "annex",
+    "depot",
+    "plaza",
+    "center",
+    "centre",
+    "campus",
+    "park",
+    "complex",
+    "building",
+    "mall",
+    "station",
+    "gebäude",
+    "turm",
+    "zentrale",
+    "bâtiment",
+    "tour",
+    "edificio",
+    "torre",
+    "sede",
+];
+
+/// Kinds that rooms are named with too ("Training Lab", "Warehouse Hall"): they make a
+/// building name only in a run of three words or more ("Acme Research Lab").
+const WEAK_BUILDING_KINDS: &[&str] =
+    &["lab", "laboratory", "hall", "house", "warehouse", "factory"];
+
+/// Capitalised words that open a sentence or a question and name nothing.
+const NOT_NAMES: &[&str] = &[
+    "how", "what", "which", "who", "where", "when", "is", "are", "does", "do", "can", "in", "at",
+    "the", "and", "show", "list", "tell", "wie", "was", "welche", "welcher", "im", "ist", "sind",
+    "quelle", "quel", "combien", "dans", "le", "la", "cuántas", "cuántos", "qué", "en", "el",
+    "los", "las", "i", "my", "and",
+];
+
+/// Building names a question gives in words: a run of capitalised words ending in a building
+/// kind ("Acme Headquarters"), or followed by the word "building" ("the Nakatomi Plaza
+/// building"). Lowercase, for matching.
+pub fn building_names_in(question: &str) -> Vec<String> {
+    let tokens: Vec<&str> = question
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-')))
+        .collect();
+    let capitalised = |t: &str| t.chars().next().is_some_and(char::is_uppercase);
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if !capitalised(tokens[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < tokens.len() && capitalised(tokens[i]) {
+            i += 1;
+        }
+        let run: Vec<String> = tokens[start..i]
+            .iter()
+            .map(|t| t.to_lowercase())
+            .skip_while(|t| NOT_NAMES.contains(&t.as_str()))
+            .collect();
+        let Some(last) = run.last() else { continue };
+        let ends_in_kind = (run.len() >= 2 && BUILDING_KINDS.contains(&last.as_str()))
+            || (run.len() >= 3 && WEAK_BUILDING_KINDS.contains(&last.as_str()));
+        let followed_by_building = tokens
+            .get(i)
+            .is_some_and(|next| BUILDING_KINDS.contains(&next.to_lowercase().as_str()));
+        if ends_in_kind || followed_by_building {
+            names.push(run.join(" "));
+        }
+    }
+    names
+}
+
+/// Whether a building name from the question is one of the caller's buildings or rooms.
+fn known_name(name: &str, buildings: &[KnownBuilding], rooms: &[KnownRoom]) -> bool {
+    let words = name_words(name);
+    let matches = |other: &str| {
+        let other = name_words(other);
+        contains_words(&other, &words) || contains_words(&words, &other)
+    };
+    buildings.iter().any(|b| {
+        matches(&b.name)
+            || b.id.eq_ignore_ascii_case(name)
+            || b.id.replace('-', " ").eq_ignore_ascii_case(name)
+    }) || rooms.iter().any(|r| matches(&r.name))
+}
+
+/// Which one of a list a follow-up points at: "the first one", "der zweite", "le dernier".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordinal {
+    Nth(usize),
+    Last,
+}
+
+/// Nouns that may follow an ordinal in a referent ("the first one", "the second building").
+const REFERENT_NOUNS: &[&str] = &[
+    "one",
+    "building",
+    "gebäude",
+    "bâtiment",
+    "edificio",
+    "eins",
+    "davon",
+    "of",
+];
+
+/// The ordinal a question refers back with, if any.
+pub fn ordinal_referent(question: &str) -> Option<Ordinal> {
+    let words = words(question);
+    for (i, word) in words.iter().enumerate() {
+        let ordinal = match word.as_str() {
+            "first" | "erste" | "ersten" | "erstes" | "premier" | "première" | "primero"
+            | "primera" | "primer" => Ordinal::Nth(0),
+            "second" | "zweite" | "zweiten" | "deuxième" | "segundo" | "segunda" => {
+                Ordinal::Nth(1)
+            }
+            "third" | "dritte" | "dritten" | "troisième" | "tercero" | "tercera" => {
+                Ordinal::Nth(2)
+            }
+            "last" | "letzte" | "letzten" | "dernier" | "dernière" | "último" | "última" => {
+                Ordinal::Last
+            }
+            _ => continue,
+        };
+        let next = words.get(i + 1).map(String::as_str);
+        let referent = next.is_some_and(|n| REFERENT_NOUNS.contains(&n))
+            || (next.is_none() && ordinal != Ordinal::Last);
+        if referent {
+            return Some(ordinal);
+        }
+    }
+    None
+}
+
+/// The building `ordinal` points at among those `text` mentions, in the order it mentions
+/// them (by id or by name).
+pub fn referred_building(
+    text: &str,
+    buildings: &[KnownBuilding],
+    ordinal: Ordinal,
+) -> Option<KnownBuilding> {
+    let lower = text.to_lowercase();
+    let mut mentioned: Vec<(usize, &KnownBuilding)> = buildings
+        .iter()
+        .filter_map(|b| {
+            let by_id = lower.find(&b.id.to_lowercase());
+            let by_name = lower.find(&b.name.to_lowercase());
+            by_id.into_iter().chain(by_name).min().map(|at| (at, b))
+        })
+        .collect();
+    mentioned.sort_by_key(|(at, _)| *at);
+    let picked = match ordinal {
+        Ordinal::Nth(n) => mentioned.get(n),
+        Ordinal::Last => mentioned.last(),
+    };
+    picked.map(|(_, b)| (*b).clone())
 }
 
 fn names(words: &[String], id: &str, name: &str) -> bool {
@@ -217,6 +386,73 @@ fn contains_words(words: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn building_names_are_read_from_capitalised_words() {
+        let table: [(&str, &[&str]); 7] = [
+            (
+                "How many people are in Acme Headquarters right now?",
+                &["acme headquarters"],
+            ),
+            (
+                "How many people are in the Nakatomi Plaza building right now?",
+                &["nakatomi plaza"],
+            ),
+            (
+                "Is the Seminar Room of the Acme Research Lab warm?",
+                &["acme research lab"],
+            ),
+            ("How many people are in the Training Lab right now?", &[]),
+            ("How many people are in Meeting Room Aurora?", &[]),
+            ("What CO2 level is poor?", &[]),
+            ("Wie viele Personen sind im Gebäude acme-hq?", &[]),
+        ];
+        for (question, want) in table {
+            assert_eq!(building_names_in(question), want, "{question}");
+        }
+    }
+
+    #[test]
+    fn a_building_named_in_words_that_the_caller_cannot_see_is_unknown() {
+        let mine = [building("globex-annex", "Globex Annex")];
+        let asked = "How many people are in Acme Headquarters right now?";
+        assert_eq!(resolve(asked, &mine, &[]).unknown, ["acme headquarters"]);
+        let acme = [building("acme-hq", "Acme Headquarters")];
+        assert!(resolve(asked, &acme, &[]).unknown.is_empty());
+        assert!(resolve("How full is Acme HQ right now?", &acme, &[])
+            .unknown
+            .is_empty());
+    }
+
+    #[test]
+    fn a_follow_up_points_at_the_building_listed_at_its_place() {
+        let mine = [
+            building("acme-hq", "Acme Headquarters"),
+            building("acme-lab", "Acme Research Lab"),
+            building("acme-depot", "Acme Depot"),
+        ];
+        let listed = "You can see Acme Research Lab (acme-lab), Acme Headquarters (acme-hq) and \
+                      Acme Depot (acme-depot).";
+        let table = [
+            (
+                "How many people are in the first one right now?",
+                Some("acme-lab"),
+            ),
+            ("And the second building?", Some("acme-hq")),
+            (
+                "Wie viele Personen sind im letzten davon?",
+                Some("acme-depot"),
+            ),
+            ("How did CO2 develop over the last 24 hours?", None),
+            ("How many people are in room hq-101?", None),
+        ];
+        for (question, want) in table {
+            let got = ordinal_referent(question)
+                .and_then(|o| referred_building(listed, &mine, o))
+                .map(|b| b.id);
+            assert_eq!(got.as_deref(), want, "{question}");
+        }
+    }
 
     fn building(id: &str, name: &str) -> KnownBuilding {
         KnownBuilding {

@@ -100,6 +100,10 @@ pub(super) const PLACE_WORDS: &[&str] = &[
     "räume",
     "salle",
     "bâtiment",
+    "sala",
+    "edificio",
+    "stanza",
+    "edifício",
     "floor",
 ];
 /// Phrases asking for the current state or for the caller's own buildings.
@@ -130,6 +134,16 @@ const LIVE_PHRASES: &[&str] = &[
     "buildings can i",
     "meine gebäude",
     "mes bâtiments",
+    "ahora mismo",
+    "en este momento",
+    "cuántas personas",
+    "actualmente",
+    "mis edificios",
+    "quante persone",
+    "adesso",
+    "in questo momento",
+    "quantas pessoas",
+    "agora",
 ];
 
 pub fn route(question: &str) -> Route {
@@ -184,7 +198,7 @@ pub fn asks_for_history(question: &str) -> bool {
 fn ends_with_now(words: &[String]) -> bool {
     matches!(
         words.last().map(String::as_str),
-        Some("now" | "jetzt" | "maintenant")
+        Some("now" | "jetzt" | "maintenant" | "ahora")
     )
 }
 

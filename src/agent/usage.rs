@@ -9,6 +9,13 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// Prompt tokens the provider read from its prompt cache (`prompt_tokens_details.
+    /// cached_tokens`, reported by OpenAI and llama.cpp); 0 when it reports none.
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
+    /// Model calls these tokens were spent in.
+    #[serde(default)]
+    pub model_calls: u64,
 }
 
 impl AddAssign for Usage {
@@ -16,6 +23,8 @@ impl AddAssign for Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
+        self.model_calls += other.model_calls;
     }
 }
 
@@ -124,18 +133,21 @@ mod tests {
             prompt_tokens: 100,
             completion_tokens: 20,
             total_tokens: 120,
+            ..Usage::default()
         };
         total += Usage {
             prompt_tokens: 300,
             completion_tokens: 50,
             total_tokens: 350,
+            ..Usage::default()
         };
         assert_eq!(
             total,
             Usage {
                 prompt_tokens: 400,
                 completion_tokens: 70,
-                total_tokens: 470
+                total_tokens: 470,
+                ..Usage::default()
             }
         );
     }
@@ -147,6 +159,7 @@ mod tests {
             prompt_tokens: 1_000_000,
             completion_tokens: 500_000,
             total_tokens: 1_500_000,
+            ..Usage::default()
         };
         let usd = table.estimate("openai/gpt-4o-mini", &usage).unwrap();
         assert!((usd - 0.45).abs() < 1e-9, "{usd}");
@@ -170,6 +183,7 @@ mod tests {
             prompt_tokens: 1_000_000,
             completion_tokens: 0,
             total_tokens: 1_000_000,
+            ..Usage::default()
         };
         assert_eq!(
             table.estimate_served("openai/gpt-4o-mini-2024-07-18", &usage),
@@ -189,6 +203,7 @@ mod tests {
             prompt_tokens: 1_000_000,
             completion_tokens: 0,
             total_tokens: 1_000_000,
+            ..Usage::default()
         };
         assert_eq!(table.estimate("openai/gpt-4o-mini", &usage), Some(1.0));
     }

@@ -173,6 +173,8 @@ pub const TABLE: &[Setting] = &[
         .doc("a documentation answer no passage supports becomes `idk`, and so does a live answer none of whose own figures a tool returned"),
     setting("SCOPE_CHECK", Provider, Bool, Value("true"))
         .doc("a documentation question's topic is asked first as typed JSON; off-topic requests are declined without an answer call"),
+    setting("STABLE_TOOL_PREFIX", Provider, Bool, Value("true"))
+        .doc("every model call sends the same tool list (a step that may call fewer tools says so with `tool_choice` and the loop refuses the others), so the provider's prompt cache holds the system prompt and the tool schemas across the calls of an answer and across answers; `false` sends each step only the tools it offers"),
     setting("SEARCH_FIRST", Provider, Bool, Value("true"))
         .doc("a documentation question is searched (as the caller) before the first model call and the passages are sent with it; `false` leaves the search to the model's own `search_docs` call"),
     setting("LINK_ALLOWED_HOSTS", Provider, List, Unset)

@@ -17,6 +17,7 @@ pub enum AssertionKind {
     NotContains,
     Idk,
     Decision,
+    Language,
     Judge,
 }
 
@@ -31,6 +32,7 @@ impl AssertionKind {
             AssertionKind::NotContains => "not_contains",
             AssertionKind::Idk => "idk",
             AssertionKind::Decision => "decision",
+            AssertionKind::Language => "language",
             AssertionKind::Judge => "judge",
         }
     }
@@ -131,6 +133,15 @@ pub fn check(expect: &Expect, response: &AskResponse) -> Vec<AssertionResult> {
             passed: response.decision == decision,
             expected: decision.as_str().to_string(),
             got: response.decision.as_str().to_string(),
+        });
+    }
+    if let Some(code) = &expect.language {
+        let got = crate::agent::language::detect(&response.answer);
+        results.push(AssertionResult {
+            kind: AssertionKind::Language,
+            passed: got.is_some_and(|l| l.code().eq_ignore_ascii_case(code.trim())),
+            expected: code.clone(),
+            got: got.map_or("undetermined".to_string(), |l| l.code().to_string()),
         });
     }
     results
@@ -265,10 +276,43 @@ mod tests {
             idk: Some(false),
             decision: Some(Decision::Answered),
             judge: None,
+            language: None,
         };
         let results = check(&expect, &response());
         assert_eq!(results.len(), 8);
         assert!(results.iter().all(|r| r.passed), "{results:#?}");
+    }
+
+    #[test]
+    fn the_language_is_detected_in_the_answer() {
+        let expect = Expect {
+            language: Some("de".into()),
+            ..Expect::default()
+        };
+        let german = AskResponse {
+            answer: "Im Raum hq-101 sind gerade 6 Personen [^c1].".into(),
+            ..response()
+        };
+        let english = AskResponse {
+            answer: "There are 6 people in room hq-101 right now [^c1].".into(),
+            ..response()
+        };
+        let too_short = response();
+        let verdicts: Vec<(bool, String)> = [german, english, too_short]
+            .iter()
+            .map(|r| {
+                let result = &check(&expect, r)[0];
+                (result.passed, result.got.clone())
+            })
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                (true, "de".to_string()),
+                (false, "en".to_string()),
+                (false, "undetermined".to_string())
+            ]
+        );
     }
 
     #[test]
@@ -283,6 +327,7 @@ mod tests {
             idk: Some(true),
             decision: Some(Decision::Declined),
             judge: None,
+            language: None,
         };
         let results = check(&expect, &response());
         assert!(results.iter().all(|r| !r.passed), "{results:#?}");

@@ -80,6 +80,9 @@ pub struct Expect {
     /// A rubric graded by the judge model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
+    /// The answer's language, ISO 639-1 (`de`, `fr`, `es`, …), as detected in code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 impl Expect {
@@ -332,6 +335,18 @@ fn check_case(case: &RawCase, known_tools: &[&str]) -> Vec<String> {
     ] {
         if texts.iter().any(|t| t.trim().is_empty()) {
             found.push(format!("{field}: holds an empty entry"));
+        }
+    }
+    if let Some(code) = &case.expect.language {
+        if crate::agent::language::Language::from_code(code).is_none() {
+            let known: Vec<&str> = crate::agent::language::Language::ALL
+                .iter()
+                .map(|l| l.code())
+                .collect();
+            found.push(format!(
+                "expect.language: unknown language {code:?} (known: {})",
+                known.join(", ")
+            ));
         }
     }
     if let Some(spec) = &case.caller {

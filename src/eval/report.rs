@@ -472,6 +472,7 @@ mod tests {
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 total_tokens: 15,
+                ..Usage::default()
             },
             cost_usd: Some(0.001),
             assertions: vec![AssertionResult {

@@ -102,8 +102,12 @@ impl<'a> WireRequest<'a> {
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
-            tool_choice: (request.tool_choice == ToolChoice::Required && !request.tools.is_empty())
-                .then_some("required"),
+            tool_choice: match request.tool_choice {
+                _ if request.tools.is_empty() => None,
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some("required"),
+                ToolChoice::None => Some("none"),
+            },
             response_format: request.response_schema.map(|format| WireResponseFormat {
                 r#type: "json_schema",
                 json_schema: WireJsonSchema {
@@ -186,6 +190,14 @@ pub(super) struct WireUsage {
     pub(super) total_tokens: u64,
     /// OpenRouter's own cost report, in US dollars.
     pub(super) cost: Option<f64>,
+    #[serde(default)]
+    pub(super) prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+pub(super) struct WirePromptDetails {
+    #[serde(default)]
+    pub(super) cached_tokens: u64,
 }
 
 impl WireUsage {
@@ -198,6 +210,8 @@ impl WireUsage {
             } else {
                 self.prompt_tokens + self.completion_tokens
             },
+            cached_prompt_tokens: self.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            model_calls: 0,
         }
     }
 

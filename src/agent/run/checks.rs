@@ -1,6 +1,7 @@
 //! The checks an answer passes before it leaves, and the response object they produce. Pure.
 //!
-//! In turn: remote links neutralised; markers checked against the passages returned (invented
+//! In turn: remote links neutralised; sentences about footnotes, passages or tools dropped
+//! ([`padding`]); markers checked against the passages returned (invented
 //! ones removed); an answer citing nothing gets its sentences attributed in code; then three
 //! rules that end an answer as `idk` instead of passing on an invention:
 //!
@@ -8,10 +9,14 @@
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
 //! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
 //!   (elevators, an electricity bill).
+//!
+//! Last, a library sentence (IDK, a refusal) is written in the question's language.
 
-use super::super::decision::{Decision, IDK_MARKER};
+use super::super::decision::{translated, Decision, IDK_MARKER};
 use super::super::grounding;
+use super::super::language;
 use super::super::links;
+use super::super::padding;
 use super::super::usage::PriceTable;
 use super::gathered::Gathered;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
@@ -67,6 +72,11 @@ pub(super) fn respond(
     inputs: &CheckInputs<'_>,
 ) -> AskResponse {
     let answer = links::neutralise(answer, inputs.allowed_hosts);
+    let answer = if decision == Decision::Answered {
+        padding::strip(&answer)
+    } else {
+        answer
+    };
     let mut decision = decision;
     let mut checked = citations::check(&answer, &gathered.returned_chunks);
     let unsupported = grounding::unsupported_markers(&checked.answer, &gathered.passages);
@@ -99,6 +109,11 @@ pub(super) fn respond(
         let excerpt = &text[..end];
         // A passage leaves under the answer's rules: no link or image to a host not allowed.
         citation.excerpt = links::neutralise(excerpt, inputs.allowed_hosts);
+    }
+    if let Some(language) = language::detect(inputs.question) {
+        if let Some(sentence) = translated(&checked.answer, language) {
+            checked.answer = sentence.to_string();
+        }
     }
     let model = gathered
         .served_model

@@ -35,6 +35,7 @@ impl Gathered {
     /// answered (the topic check's is not).
     pub fn count_turn(&mut self, turn: &ChatTurn, answering: bool) {
         self.usage += turn.usage;
+        self.usage.model_calls += 1;
         self.cost.add_provider(turn.provider_cost);
         if answering && !turn.model.is_empty() {
             self.served_model = Some(turn.model.clone());

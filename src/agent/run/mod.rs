@@ -11,15 +11,21 @@
 //!   question has the caller's buildings and the rooms of those it names looked up first.
 //! - **topic**: off-topic → `declined` with the refusal, without a search; a failed check that is
 //!   not a transport failure decides nothing.
-//! - **places**: an id the caller has none of → `idk` without a model call.
+//! - **places**: an id, or a building name in words ("Acme Headquarters"), the caller has none
+//!   of → `idk` without a model call; "the first one" in a follow-up is the building at that
+//!   place in the previous answer.
 //! - **first hop**: a live question must call a live tool (the history tool alone for a past
 //!   window); a documentation question with passages is offered `search_docs` alone.
-//! - **model turn**: tools beyond the hop limit → `tool_loop_exhausted`; a call that would pass
+//! - **model turn**: a call to a tool the step does not offer → refused, not run (with
+//!   `STABLE_TOOL_PREFIX` every call is sent the whole list, for the provider's prompt cache);
+//!   tools beyond the hop limit → `tool_loop_exhausted`; a call that would pass
 //!   the token budget → `budget_exhausted`; calls that were all made before → their earlier
 //!   results and one more call without tools; more calls than a turn may run → the rest refused.
 //! - **final text**: an answer naming a tool → asked once more without tools, held to an
 //!   `answer` field, and `idk` if it does it again; a refusal or "no answer" after live data
-//!   came back → asked once more from the results; then the checks of [`checks`].
+//!   came back → asked once more from the results; an answer plainly in another language than
+//!   the question → asked once more, without tools, to write it in the question's language
+//!   (one re-ask per answer, whatever its reason); then the checks of [`checks`].
 
 mod checks;
 mod gathered;
@@ -34,6 +40,7 @@ pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
 pub use turn::{LoopState, TurnVerdict};
 
 use super::decision::{describes_tools, Decision, IDK_MARKER};
+use super::language;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
 use super::passages;
 use super::places::{self, KnownBuilding};
@@ -78,6 +85,10 @@ pub struct AgentSettings {
     /// A documentation question is searched before the first model call and the passages are
     /// sent with it; without it the model decides whether to call `search_docs`.
     pub search_first: bool,
+    /// Every model call is sent the whole tool list, so that all calls share one cacheable
+    /// prefix; what a step offers is then held by `tool_choice` and by refusing calls to
+    /// tools it does not offer.
+    pub stable_tool_prefix: bool,
 }
 
 /// Which of the registered tools a model call offers.
@@ -251,6 +262,8 @@ pub struct AnswerRun<'a> {
     tools_off: bool,
     /// ... and holds the reply to one `answer` field, not streamed.
     answer_field: bool,
+    /// What the answer call handed out last offers: calls to other tools are refused.
+    offered_now: Offer,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -283,6 +296,7 @@ impl<'a> AnswerRun<'a> {
             reasked: false,
             tools_off: false,
             answer_field: false,
+            offered_now: Offer::Everything,
         }
     }
 
@@ -433,6 +447,14 @@ impl<'a> AnswerRun<'a> {
         self.gathered.record(call, listed);
         let mut named = places::buildings_named(&self.text, &buildings);
         let mut searched = self.text.clone();
+        if let Some(referred) = self
+            .referred_building(&buildings)
+            .filter(|_| named.is_empty())
+        {
+            // "How many people are in the first one?" after a list: that one, and only it.
+            searched = referred.id.clone();
+            named = vec![referred];
+        }
         if named.is_empty() {
             // A follow-up ("and the first one?") names its place in the turns before it.
             for earlier in self.question.history.iter().rev().take(2) {
@@ -460,6 +482,19 @@ impl<'a> AnswerRun<'a> {
             },
             calls,
         )
+    }
+
+    /// The building a follow-up points at by its place in the previous answer ("the first
+    /// one"), when it does.
+    fn referred_building(&self, buildings: &[KnownBuilding]) -> Option<KnownBuilding> {
+        let ordinal = places::ordinal_referent(&self.text)?;
+        let previous = self
+            .question
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == HistoryRole::Assistant)?;
+        places::referred_building(&previous.content, buildings, ordinal)
     }
 
     fn rooms_returned(
@@ -551,6 +586,7 @@ impl<'a> AnswerRun<'a> {
                 .unwrap_or((Offer::Everything, ToolChoice::Auto))
         };
         self.phase = Phase::Answer { held };
+        self.offered_now = offer;
         Step::Model(ModelCall {
             purpose: Purpose::Answer,
             offer,
@@ -596,11 +632,17 @@ impl<'a> AnswerRun<'a> {
             return self.answer_repeated_calls(message, &calls);
         }
         let width = self.settings.max_tool_calls_per_turn;
+        let offered = self.offered_now;
         let batch = calls
             .iter()
             .enumerate()
             .map(|(i, call)| {
-                if i < width {
+                if !offered.admits(&call.name) {
+                    // Sent the whole list for the prompt cache, the model may call a tool
+                    // this step does not offer: it is not run.
+                    let refusal = format!("not run: {} is not available at this step", call.name);
+                    ToolRun::Refused(call.clone(), ToolOutcome::refused(&call.name, refusal))
+                } else if i < width {
                     ToolRun::Call(call.clone())
                 } else {
                     let refusal = format!(
@@ -637,7 +679,10 @@ impl<'a> AnswerRun<'a> {
             && describes_tools(&answer, self.toolbox.names.iter().copied());
         let refused_data = matches!(decision, Decision::Idk | Decision::Declined)
             && self.gathered.live_data_returned;
-        if self.reasked || !(describing || refused_data) {
+        let other_language = (decision == Decision::Answered && !describing)
+            .then(|| language::answered_in_other_language(&self.text, &answer))
+            .flatten();
+        if self.reasked || !(describing || refused_data || other_language.is_some()) {
             return if describing {
                 // Asked once more and still describing tools: no answer was given.
                 self.finish(IDK_MARKER, Decision::Idk)
@@ -652,6 +697,11 @@ impl<'a> AnswerRun<'a> {
             self.answer_field = true;
             self.messages
                 .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
+            self.ask_model()
+        } else if let Some(asked_in) = other_language {
+            self.tools_off = true;
+            self.messages
+                .push(Message::user(prompts::answer_in(asked_in)));
             self.ask_model()
         } else {
             self.messages

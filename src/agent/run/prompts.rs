@@ -82,6 +82,15 @@ fn read_cut_answer_field(reply: &str) -> Option<String> {
         .find_map(|end| serde_json::from_str::<String>(&format!("\"{}\"", &written[..end])).ok())
 }
 
+/// Asked once, without tools, when an answer is in another language than the question.
+pub(super) fn answer_in(language: super::super::language::Language) -> String {
+    format!(
+        "The question is in {0}. Write your answer again in {0}, with the same facts, numbers \
+         and [^chunk_id] markers.",
+        language.name()
+    )
+}
+
 /// Asked once when a model refuses or finds nothing although live tools returned data.
 pub(super) const REASK_FROM_RESULTS: &str =
     "The tool results above hold data for this question. Answer \

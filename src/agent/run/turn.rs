@@ -98,6 +98,7 @@ mod budget_tests {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
                 total_tokens: prompt + completion,
+                ..Usage::default()
             },
             provider_cost: None,
             model: "m".into(),

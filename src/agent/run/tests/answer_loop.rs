@@ -156,6 +156,69 @@ fn the_answer_loop() {
             Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
         )
         .then(In::Text("It has 12 elevators."), idk()),
+        live_asking(
+            "an answer in another language than the question: asked once more in its language",
+            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+        )
+        .then(
+            In::Calls(vec![("get_occupancy", occupancy_call)]),
+            Out::Tools(vec!["get_occupancy"], 0),
+        )
+        .then(In::Results(vec![(true, occupancy())]), any_call())
+        .then(
+            In::Text("There are 7 people in the room right now."),
+            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, true),
+        )
+        .then(
+            In::Text("Im Raum sind gerade 7 Personen."),
+            answered("Im Raum sind gerade 7 Personen."),
+        ),
+        live_asking(
+            "asked in German and answered in English twice: the second answer stands",
+            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+        )
+        .then(
+            In::Calls(vec![("get_occupancy", occupancy_call)]),
+            Out::Tools(vec!["get_occupancy"], 0),
+        )
+        .then(In::Results(vec![(true, occupancy())]), any_call())
+        .then(
+            In::Text("There are 7 people in the room right now."),
+            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, true),
+        )
+        .then(
+            In::Text("There are 7 people in that room at the moment."),
+            answered("7 people"),
+        ),
+        live_asking(
+            "a German question the library cannot answer: the IDK sentence in German",
+            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+        )
+        .then(
+            In::Calls(vec![("get_occupancy", occupancy_call)]),
+            Out::Tools(vec!["get_occupancy"], 0),
+        )
+        .then(In::Results(vec![(true, occupancy())]), any_call())
+        .then(
+            In::Text("Dort sind 42 Personen."),
+            Out::Done(
+                Decision::Idk,
+                Expected::Exactly(
+                    "Das weiß ich anhand der verfügbaren CrowdVision-Informationen nicht.",
+                ),
+            ),
+        ),
+        live("a call to a tool the step does not offer is refused, not run").then(
+            In::Calls(vec![("search_docs", r#"{"query": "people"}"#)]),
+            Out::Tools(vec!["search_docs"], 1),
+        ),
+        docs("sentences about footnotes are dropped from the answer").then(
+            In::Text("Poor is 1000 to 1400 ppm [^co2-bands]. The footnote gives the source."),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly("Poor is 1000 to 1400 ppm [^co2-bands]."),
+            ),
+        ),
     ];
     for case in cases {
         run_case(case);

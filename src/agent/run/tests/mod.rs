@@ -64,6 +64,7 @@ fn settings() -> AgentSettings {
         require_grounded_answers: true,
         scope_check: true,
         search_first: true,
+        stable_tool_prefix: true,
     }
 }
 
@@ -138,6 +139,7 @@ fn feed(
         prompt_tokens: 1000,
         completion_tokens: 50,
         total_tokens: 1050,
+        ..Usage::default()
     };
     match input {
         In::Text(text) => run.model_replied(Ok(turn(Message::assistant(text), usage))),

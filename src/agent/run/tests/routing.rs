@@ -112,6 +112,47 @@ fn routing_and_the_steps_before_the_model() {
         )
         .then(In::Results(vec![]), idk()),
         case(
+            "live naming in words a building the caller has none of: idk without a model call",
+            "How many people are in Globex Tower right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec![], 0),
+        )
+        .then(In::Results(vec![]), idk()),
+        case(
+            "the same in German: the IDK sentence in German",
+            "Wie viele Personen sind gerade im Globex Tower?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec![], 0),
+        )
+        .then(
+            In::Results(vec![]),
+            Out::Done(
+                Decision::Idk,
+                Expected::Exactly(
+                    "Das weiß ich anhand der verfügbaren CrowdVision-Informationen nicht.",
+                ),
+            ),
+        ),
+        case(
+            "\"the first one\" after a list of buildings: that building alone is looked up",
+            "How many people are in the first one right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .after(
+            "Which buildings can I see?",
+            "You can see Acme Headquarters (acme-hq) and Acme Annex (acme-annex).",
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        ),
+        case(
             "a follow-up finds its building in the turns before",
             "And how many people are there right now?",
             Out::Tools(vec!["list_buildings"], 0),
