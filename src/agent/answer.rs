@@ -266,23 +266,14 @@ impl Agent {
                 schema: &ANSWER_FIELD_SCHEMA,
             }),
         };
-        let (tools, tool_choice) = if self.settings.stable_tool_prefix {
-            let choice = match call.offer {
-                Offer::Nothing => crate::agent::llm::ToolChoice::None,
-                _ => call.tool_choice,
-            };
-            (self.offered_schemas(Offer::Everything), choice)
-        } else {
-            (self.offered_schemas(call.offer), call.tool_choice)
-        };
         let request = ChatRequest {
             model,
             messages,
-            tools,
+            tools: self.offered_schemas(call.listed),
             temperature: call.temperature,
             max_output_tokens: call.max_output_tokens,
             response_schema: schema,
-            tool_choice,
+            tool_choice: call.tool_choice,
         };
         let streamed = streamed.filter(|_| call.streamed);
         let sink = streamed.map(|s| move |text: &str| s.push(text));

@@ -43,6 +43,77 @@ pub fn returned(content: &serde_json::Value) -> Vec<Passage<'_>> {
         .collect()
 }
 
+/// Passages written whole, best ranked first; the others keep only their paragraphs that
+/// share a word with the question, and are left out when none does.
+pub const WHOLE_PASSAGES: usize = 3;
+
+/// The passages of a `search_docs` result as plain text for the request, each headed by its
+/// marker, page and section; past the first [`WHOLE_PASSAGES`], only what matches `question`.
+/// Every prompt token costs time on a small local model, and the lower-ranked passages are
+/// mostly about something else.
+pub fn as_prompt_text_for(content: &serde_json::Value, question: &str) -> Option<String> {
+    let results = content.get("results")?.as_array()?;
+    if results.is_empty() {
+        return as_prompt_text(content);
+    }
+    let asked = question_words(question);
+    let mut trimmed = content.clone();
+    if let Some(kept) = trimmed.get_mut("results").and_then(|r| r.as_array_mut()) {
+        let mut index = 0;
+        kept.retain_mut(|passage| {
+            index += 1;
+            if index <= WHOLE_PASSAGES {
+                return true;
+            }
+            let text = passage.get("text").and_then(|t| t.as_str()).unwrap_or("");
+            match matching_paragraphs(text, &asked) {
+                Some(matching) => {
+                    passage["text"] = serde_json::Value::String(matching);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    as_prompt_text(&trimmed)
+}
+
+/// Words of four letters or more (or holding a digit: `co2`) of `question`, lowercased.
+fn question_words(question: &str) -> Vec<String> {
+    const COMMON: &[&str] = &[
+        "what", "which", "does", "there", "with", "from", "about", "have", "this", "that", "when",
+        "where", "many", "much", "right", "into", "your", "should",
+    ];
+    words_of(question)
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .collect()
+}
+
+fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| {
+            w.chars().count() >= 4 || (w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
+        })
+        .map(str::to_lowercase)
+}
+
+/// Two words match when equal, or when both are long and share their first five letters
+/// ("humid" in "humidity" and "humid").
+fn same_word(a: &str, b: &str) -> bool {
+    let stem = |w: &str| w.chars().take(5).collect::<String>();
+    a == b || (a.chars().count() >= 5 && b.chars().count() >= 5 && stem(a) == stem(b))
+}
+
+/// The paragraphs of `text` (blocks between blank lines) sharing a word with `asked`; `None`
+/// when none does.
+fn matching_paragraphs(text: &str, asked: &[String]) -> Option<String> {
+    let kept: Vec<&str> = text
+        .split("\n\n")
+        .filter(|block| words_of(block).any(|w| asked.iter().any(|a| same_word(a, &w))))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("\n\n"))
+}
+
 /// The passages of a `search_docs` result as plain text for the request, each headed by its
 /// marker, page and section.
 pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
@@ -123,6 +194,30 @@ fn is_delimiter_row(cells: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passages_past_the_first_keep_only_what_matches_the_question() {
+        let passage = |id: &str, text: &str| serde_json::json!({"chunk_id": id, "source": "s.md", "section": "S", "text": text});
+        let content = serde_json::json!({"results": [
+            passage("p1", "Whole one.\n\nAbout nothing asked."),
+            passage("p2", "Whole two."),
+            passage("p3", "Whole three."),
+            passage("p4", "Kept: relative humidity of 40 to 60 %.\n\nDropped: door counters."),
+            passage("p5", "Nothing in common here at all."),
+        ]});
+        let text = as_prompt_text_for(&content, "Which humidity is comfortable?").unwrap();
+        for kept in [
+            "About nothing asked.",
+            "Whole two.",
+            "Whole three.",
+            "Kept: relative humidity",
+        ] {
+            assert!(text.contains(kept), "{kept} in {text}");
+        }
+        for dropped in ["Dropped: door counters", "[^p5]", "Nothing in common"] {
+            assert!(!text.contains(dropped), "{dropped} in {text}");
+        }
+    }
 
     #[test]
     fn passages_are_read_from_search_results() {

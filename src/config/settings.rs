@@ -174,7 +174,7 @@ pub const TABLE: &[Setting] = &[
     setting("SCOPE_CHECK", Provider, Bool, Value("true"))
         .doc("a documentation question's topic is asked first as typed JSON; off-topic requests are declined without an answer call"),
     setting("STABLE_TOOL_PREFIX", Provider, Bool, Value("true"))
-        .doc("every model call sends the same tool list (a step that may call fewer tools says so with `tool_choice` and the loop refuses the others), so the provider's prompt cache holds the system prompt and the tool schemas across the calls of an answer and across answers; `false` sends each step only the tools it offers"),
+        .doc("a model call that may call no tool (the topic check, a re-ask) is still sent the tool list of the call before it, with `tool_choice: none`, so the provider's prompt cache holds the system prompt and the tool schemas; `false` sends such calls no tools"),
     setting("SEARCH_FIRST", Provider, Bool, Value("true"))
         .doc("a documentation question is searched (as the caller) before the first model call and the passages are sent with it; `false` leaves the search to the model's own `search_docs` call"),
     setting("LINK_ALLOWED_HOSTS", Provider, List, Unset)

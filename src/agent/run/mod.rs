@@ -180,7 +180,12 @@ pub enum ReplyShape {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelCall {
     pub purpose: Purpose,
+    /// The tools the model may call at this step.
     pub offer: Offer,
+    /// The tools sent with the call: the offer, or, for a call that offers none under
+    /// `STABLE_TOOL_PREFIX`, the list the call before sent (with `tool_choice: none`), so that
+    /// the provider's cached prompt still fits.
+    pub listed: Offer,
     pub tool_choice: ToolChoice,
     pub shape: ReplyShape,
     pub temperature: f32,
@@ -264,6 +269,10 @@ pub struct AnswerRun<'a> {
     answer_field: bool,
     /// What the answer call handed out last offers: calls to other tools are refused.
     offered_now: Offer,
+    /// The tools the model call handed out last was sent.
+    listed_last: Offer,
+    /// The answer a language re-ask was asked after: it stands if the re-ask fails.
+    before_language_reask: Option<(String, Decision)>,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -297,6 +306,8 @@ impl<'a> AnswerRun<'a> {
             tools_off: false,
             answer_field: false,
             offered_now: Offer::Everything,
+            listed_last: Offer::Nothing,
+            before_language_reask: None,
         }
     }
 
@@ -383,10 +394,18 @@ impl<'a> AnswerRun<'a> {
         asked.push(Message::user(TOPIC_QUESTION));
         self.topic_messages = asked;
         self.phase = Phase::Topic;
+        // The answer call after it sends `search_docs`: sent here too, the two share it.
+        let listed = if self.settings.stable_tool_prefix && self.toolbox.offers(Offer::DocsOnly) {
+            Offer::DocsOnly
+        } else {
+            Offer::Nothing
+        };
+        self.listed_last = listed;
         Step::Model(ModelCall {
             purpose: Purpose::Topic,
             offer: Offer::Nothing,
-            tool_choice: ToolChoice::Auto,
+            listed,
+            tool_choice: choice_for(Offer::Nothing, listed, ToolChoice::Auto),
             shape: ReplyShape::Topic,
             temperature: 0.0,
             max_output_tokens: 40,
@@ -418,7 +437,7 @@ impl<'a> AnswerRun<'a> {
         // An unavailable search is no passages: the model may still call `search_docs`.
         let passages = match (calls.first(), outcomes.into_iter().next()) {
             (Some(call), Some(outcome)) if outcome.ok => {
-                let text = passages::as_prompt_text(&outcome.content);
+                let text = passages::as_prompt_text_for(&outcome.content, &self.text);
                 self.gathered.record(call, outcome);
                 text
             }
@@ -587,10 +606,17 @@ impl<'a> AnswerRun<'a> {
         };
         self.phase = Phase::Answer { held };
         self.offered_now = offer;
+        let listed = if offer == Offer::Nothing && self.settings.stable_tool_prefix {
+            self.listed_last
+        } else {
+            offer
+        };
+        self.listed_last = listed;
         Step::Model(ModelCall {
             purpose: Purpose::Answer,
             offer,
-            tool_choice,
+            listed,
+            tool_choice: choice_for(offer, listed, tool_choice),
             shape: if held {
                 ReplyShape::AnswerField
             } else {
@@ -682,6 +708,13 @@ impl<'a> AnswerRun<'a> {
         let other_language = (decision == Decision::Answered && !describing)
             .then(|| language::answered_in_other_language(&self.text, &answer))
             .flatten();
+        if let Some((earlier, earlier_decision)) = self.before_language_reask.take() {
+            // Asked again in the question's language: that answer, unless it is no answer.
+            if describing || decision != Decision::Answered {
+                return self.finish(&earlier, earlier_decision);
+            }
+            return self.finish(&answer, decision);
+        }
         if self.reasked || !(describing || refused_data || other_language.is_some()) {
             return if describing {
                 // Asked once more and still describing tools: no answer was given.
@@ -699,7 +732,11 @@ impl<'a> AnswerRun<'a> {
                 .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
             self.ask_model()
         } else if let Some(asked_in) = other_language {
+            // Held to the answer field: asked without tools, the 1.5B model wrote its tool
+            // call out as text instead.
             self.tools_off = true;
+            self.answer_field = true;
+            self.before_language_reask = Some((answer.clone(), decision));
             self.messages
                 .push(Message::user(prompts::answer_in(asked_in)));
             self.ask_model()
@@ -740,6 +777,16 @@ impl<'a> AnswerRun<'a> {
         Step::Done(Box::new(checks::respond(
             answer, decision, gathered, &inputs,
         )))
+    }
+}
+
+/// The `tool_choice` of a call offering `offer` and sending `listed`: `none` when tools are
+/// sent only to keep the prompt's prefix.
+fn choice_for(offer: Offer, listed: Offer, choice: ToolChoice) -> ToolChoice {
+    if offer == Offer::Nothing && listed != Offer::Nothing {
+        ToolChoice::None
+    } else {
+        choice
     }
 }
 

@@ -13,7 +13,7 @@ fn the_answer_loop() {
                     "search_docs",
                     r#"{"query": "what co2 level counts as poor indoor air"}"#,
                 )]),
-                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
             )
             .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
         docs("a new search runs")
@@ -66,7 +66,7 @@ fn the_answer_loop() {
                 In::Text("Call search_docs with the query co2."),
                 Out::Answer(
                     Offer::Nothing,
-                    ToolChoice::Auto,
+                    ToolChoice::None,
                     ReplyShape::AnswerField,
                     true,
                 ),
@@ -80,7 +80,7 @@ fn the_answer_loop() {
                 In::Text("Call search_docs with the query co2."),
                 Out::Answer(
                     Offer::Nothing,
-                    ToolChoice::Auto,
+                    ToolChoice::None,
                     ReplyShape::AnswerField,
                     true,
                 ),
@@ -91,7 +91,7 @@ fn the_answer_loop() {
                 In::Text("Call search_docs with the query co2."),
                 Out::Answer(
                     Offer::Nothing,
-                    ToolChoice::Auto,
+                    ToolChoice::None,
                     ReplyShape::AnswerField,
                     true,
                 ),
@@ -101,7 +101,7 @@ fn the_answer_loop() {
                     status: 400,
                     detail: String::new(),
                 }),
-                Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
             )
             .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
         live("a refusal after live data: asked once more from the results")
@@ -153,7 +153,7 @@ fn the_answer_loop() {
         )
         .then(
             In::Calls(vec![("get_building", r#"{"building_id":"acme-hq"}"#)]),
-            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+            Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
         )
         .then(In::Text("It has 12 elevators."), idk()),
         live_asking(
@@ -167,11 +167,38 @@ fn the_answer_loop() {
         .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("There are 7 people in the room right now."),
-            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, true),
+            Out::Answer(
+                Offer::Nothing,
+                ToolChoice::None,
+                ReplyShape::AnswerField,
+                true,
+            ),
         )
         .then(
-            In::Text("Im Raum sind gerade 7 Personen."),
+            In::Text(r#"{"answer": "Im Raum sind gerade 7 Personen."}"#),
             answered("Im Raum sind gerade 7 Personen."),
+        ),
+        live_asking(
+            "a language re-ask that writes a tool call out: the earlier answer stands",
+            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+        )
+        .then(
+            In::Calls(vec![("get_occupancy", occupancy_call)]),
+            Out::Tools(vec!["get_occupancy"], 0),
+        )
+        .then(In::Results(vec![(true, occupancy())]), any_call())
+        .then(
+            In::Text("7"),
+            Out::Answer(
+                Offer::Nothing,
+                ToolChoice::None,
+                ReplyShape::AnswerField,
+                true,
+            ),
+        )
+        .then(
+            In::Text(r#"{"name": "get_occupancy", "arguments": {"building_id": "acme-hq"}}"#),
+            Out::Done(Decision::Answered, Expected::Exactly("7")),
         ),
         live_asking(
             "asked in German and answered in English twice: the second answer stands",
@@ -184,7 +211,12 @@ fn the_answer_loop() {
         .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("There are 7 people in the room right now."),
-            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, true),
+            Out::Answer(
+                Offer::Nothing,
+                ToolChoice::None,
+                ReplyShape::AnswerField,
+                true,
+            ),
         )
         .then(
             In::Text("There are 7 people in that room at the moment."),
