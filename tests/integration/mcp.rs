@@ -8,7 +8,7 @@
 
 use crate::provider::{answer, last_user_text, usage, Reply, ScriptedProvider};
 use crate::util::{
-    agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
+    agent, client_python, free_port, repo_root, stderr, wait_until_up, write, Running,
 };
 use crowdvision_agent::auth::jwt::sign_hs256;
 use crowdvision_agent::sim::{self, Fixture};
@@ -66,18 +66,9 @@ async fn run_client(python: &Path, settings: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_mcp_sdk_uses_the_agent_over_stdio_and_streamable_http() {
-    let python = repo_root().join("target/venv/bin/python");
-    if !python.exists() {
-        assert!(
-            !in_ci(),
-            "target/venv is missing and CI=true (scripts/provision-python)"
-        );
-        skipped(
-            "MCP test",
-            "target/venv is missing (scripts/provision-python makes it)",
-        );
+    let Some(python) = client_python("MCP test") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("docs/open.md"),

@@ -5,7 +5,7 @@
 
 use crate::provider::{answer, last_user_text, streamed_answer, usage, Reply, ScriptedProvider};
 use crate::util::{
-    agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
+    agent, client_python, free_port, repo_root, stderr, wait_until_up, write, Running,
 };
 use crowdvision_agent::auth::jwt::sign_hs256;
 use serde_json::{json, Value};
@@ -42,18 +42,9 @@ fn rule(body: &Value) -> Option<Reply> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_openai_sdk_talks_to_the_agent_as_to_any_openai_server() {
-    let python = repo_root().join("target/venv/bin/python");
-    if !python.exists() {
-        assert!(
-            !in_ci(),
-            "target/venv is missing and CI=true (scripts/provision-python)"
-        );
-        skipped(
-            "SDK test",
-            "target/venv is missing (scripts/provision-python makes it)",
-        );
+    let Some(python) = client_python("SDK test") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("docs/open.md"),

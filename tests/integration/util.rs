@@ -111,6 +111,24 @@ pub fn skipped(group: &str, why: &str) {
     }
 }
 
+/// The Python of `target/venv` (the official client SDKs, from `scripts/provision-python`);
+/// `None`, said once for `group`, when it is missing outside CI. Under CI a missing venv fails.
+pub fn client_python(group: &str) -> Option<PathBuf> {
+    let python = repo_root().join("target/venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        !in_ci(),
+        "target/venv is missing and CI=true (scripts/provision-python)"
+    );
+    skipped(
+        group,
+        "target/venv is missing (scripts/provision-python makes it)",
+    );
+    None
+}
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }

@@ -3,6 +3,22 @@
 
 use super::*;
 
+/// A live question in German, up to the answer call after its occupancy came back.
+fn german_after_occupancy(name: &'static str) -> Case {
+    live_asking(
+        name,
+        "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+    )
+    .then(
+        In::Calls(vec![(
+            "get_occupancy",
+            r#"{"building_id":"acme-hq","room_id":"hq-101"}"#,
+        )]),
+        Out::Tools(vec!["get_occupancy"], 0),
+    )
+    .then(In::Results(vec![(true, occupancy())]), any_call())
+}
+
 #[test]
 fn the_answer_loop() {
     let occupancy_call = r#"{"building_id":"acme-hq","room_id":"hq-101"}"#;
@@ -156,15 +172,9 @@ fn the_answer_loop() {
             Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
         )
         .then(In::Text("It has 12 elevators."), idk()),
-        live_asking(
+        german_after_occupancy(
             "an answer in another language than the question: asked once more in its language",
-            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
         )
-        .then(
-            In::Calls(vec![("get_occupancy", occupancy_call)]),
-            Out::Tools(vec!["get_occupancy"], 0),
-        )
-        .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("There are 7 people in the room right now."),
             Out::Answer(
@@ -178,15 +188,9 @@ fn the_answer_loop() {
             In::Text(r#"{"answer": "Im Raum sind gerade 7 Personen."}"#),
             answered("Im Raum sind gerade 7 Personen."),
         ),
-        live_asking(
+        german_after_occupancy(
             "a language re-ask that writes a tool call out: the earlier answer stands",
-            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
         )
-        .then(
-            In::Calls(vec![("get_occupancy", occupancy_call)]),
-            Out::Tools(vec!["get_occupancy"], 0),
-        )
-        .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("7"),
             Out::Answer(
@@ -200,15 +204,9 @@ fn the_answer_loop() {
             In::Text(r#"{"name": "get_occupancy", "arguments": {"building_id": "acme-hq"}}"#),
             Out::Done(Decision::Answered, Expected::Exactly("7")),
         ),
-        live_asking(
+        german_after_occupancy(
             "asked in German and answered in English twice: the second answer stands",
-            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
         )
-        .then(
-            In::Calls(vec![("get_occupancy", occupancy_call)]),
-            Out::Tools(vec!["get_occupancy"], 0),
-        )
-        .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("There are 7 people in the room right now."),
             Out::Answer(
@@ -222,15 +220,9 @@ fn the_answer_loop() {
             In::Text("There are 7 people in that room at the moment."),
             answered("7 people"),
         ),
-        live_asking(
+        german_after_occupancy(
             "a German question the library cannot answer: the IDK sentence in German",
-            "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
         )
-        .then(
-            In::Calls(vec![("get_occupancy", occupancy_call)]),
-            Out::Tools(vec!["get_occupancy"], 0),
-        )
-        .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("Dort sind 42 Personen."),
             Out::Done(
