@@ -663,7 +663,7 @@ impl<'a> AnswerRun<'a> {
             .iter()
             .enumerate()
             .map(|(i, call)| {
-                if !offered.admits(&call.name) {
+                if self.settings.stable_tool_prefix && !offered.admits(&call.name) {
                     // Sent the whole list for the prompt cache, the model may call a tool
                     // this step does not offer: it is not run.
                     let refusal = format!("not run: {} is not available at this step", call.name);

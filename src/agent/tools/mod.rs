@@ -68,10 +68,8 @@ pub fn standard_registry(
     authz: Arc<Authorizer>,
 ) -> registry::ToolRegistry {
     let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
-    // search_docs last: the live tools alone (a live question's first hop) are then the start
-    // of the whole list as a chat template writes it, and the provider's cache keeps them.
-    register_live_tools(&mut registry, &live_data(config, authz));
     registry.register(search_docs::SearchDocs::new(retriever));
+    register_live_tools(&mut registry, &live_data(config, authz));
     registry
 }
 
