@@ -119,6 +119,9 @@ pub enum AgentError {
     Llm(#[from] LlmError),
 }
 
+/// What a caller is told when the provider failed an answer (the details are only logged).
+pub const PROVIDER_FAILED: &str = "the language model provider failed; try again later";
+
 /// Whether `text` shows nothing: only whitespace, control and invisible format characters.
 pub fn is_blank(text: &str) -> bool {
     text.chars()

@@ -301,11 +301,10 @@ fn by_function_words(prose: &str) -> Option<Language> {
     (best_hits >= 2 && best_hits >= runner_up + 2).then_some(best)
 }
 
-/// The question's language, when `answer` is not plainly in it: detected in another one, or,
+/// `asked` (the question's language), when `answer` is not plainly in it: detected in another one, or,
 /// for a question in a language other than English, too short to be in any (a bare "6" to a
 /// German question). A bare figure to an English question is not held against it.
-pub fn answered_in_other_language(question: &str, answer: &str) -> Option<Language> {
-    let asked = detect(question)?;
+pub fn answered_in_other_language(asked: Language, answer: &str) -> Option<Language> {
     match detect(answer) {
         Some(answered) => (asked != answered).then_some(asked),
         None => (asked != Language::English).then_some(asked),
@@ -378,13 +377,16 @@ mod tests {
         let english = "Room hq-201 is at 21.6 °C right now [^abc123].";
         assert_eq!(
             answered_in_other_language(
-                "Wie warm ist es gerade im Raum hq-201 des Gebäudes acme-hq?",
+                detect("Wie warm ist es gerade im Raum hq-201 des Gebäudes acme-hq?").unwrap(),
                 english
             ),
             Some(Language::German)
         );
         assert_eq!(
-            answered_in_other_language("Wie warm ist es gerade im Raum hq-201?", german),
+            answered_in_other_language(
+                detect("Wie warm ist es gerade im Raum hq-201?").unwrap(),
+                german
+            ),
             None
         );
     }
@@ -395,11 +397,17 @@ mod tests {
             assert_eq!(detect(text), None, "{text:?}");
         }
         assert_eq!(
-            answered_in_other_language("How many people are in room hq-101?", "6 [^a]."),
+            answered_in_other_language(
+                detect("How many people are in room hq-101?").unwrap(),
+                "6 [^a]."
+            ),
             None
         );
         assert_eq!(
-            answered_in_other_language("Wie viele Personen sind im Raum hq-101?", "6 [^a]."),
+            answered_in_other_language(
+                detect("Wie viele Personen sind im Raum hq-101?").unwrap(),
+                "6 [^a]."
+            ),
             Some(Language::German),
             "a bare figure is asked again in the question's language"
         );

@@ -52,30 +52,14 @@ pub const WHOLE_PASSAGES: usize = 3;
 /// Every prompt token costs time on a small local model, and the lower-ranked passages are
 /// mostly about something else.
 pub fn as_prompt_text_for(content: &serde_json::Value, question: &str) -> Option<String> {
-    let results = content.get("results")?.as_array()?;
-    if results.is_empty() {
-        return as_prompt_text(content);
-    }
     let asked = question_words(question);
-    let mut trimmed = content.clone();
-    if let Some(kept) = trimmed.get_mut("results").and_then(|r| r.as_array_mut()) {
-        let mut index = 0;
-        kept.retain_mut(|passage| {
-            index += 1;
-            if index <= WHOLE_PASSAGES {
-                return true;
-            }
-            let text = passage.get("text").and_then(|t| t.as_str()).unwrap_or("");
-            match matching_paragraphs(text, &asked) {
-                Some(matching) => {
-                    passage["text"] = serde_json::Value::String(matching);
-                    true
-                }
-                None => false,
-            }
-        });
-    }
-    as_prompt_text(&trimmed)
+    write_passages(content, |rank, text| {
+        if rank < WHOLE_PASSAGES {
+            Some(std::borrow::Cow::Borrowed(text))
+        } else {
+            matching_paragraphs(text, &asked).map(std::borrow::Cow::Owned)
+        }
+    })
 }
 
 /// Words of four letters or more (or holding a digit: `co2`) of `question`, lowercased.
@@ -117,6 +101,15 @@ fn matching_paragraphs(text: &str, asked: &[String]) -> Option<String> {
 /// The passages of a `search_docs` result as plain text for the request, each headed by its
 /// marker, page and section.
 pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
+    write_passages(content, |_, text| Some(std::borrow::Cow::Borrowed(text)))
+}
+
+/// Writes the passages of `content`, each passage's text as `keep` returns it (by rank, from
+/// 0), and leaves out those for which it returns `None`.
+fn write_passages<'a>(
+    content: &'a serde_json::Value,
+    keep: impl Fn(usize, &'a str) -> Option<std::borrow::Cow<'a, str>>,
+) -> Option<String> {
     let results = content.get("results")?.as_array()?;
     if results.is_empty() {
         return Some("No documentation passage was found for this question.".to_string());
@@ -125,14 +118,17 @@ pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
         "Documentation passages found for this question. After a sentence that uses one, \
          write its marker.\n",
     );
-    for passage in results {
+    for (rank, passage) in results.iter().enumerate() {
         let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+        let Some(kept) = keep(rank, field("text").trim()) else {
+            continue;
+        };
         text.push_str(&format!(
             "\n[^{}] ({} › {})\n{}\n",
             field("chunk_id"),
             field("source"),
             field("section"),
-            tables_as_rows(field("text").trim())
+            tables_as_rows(&kept)
         ));
     }
     Some(text)

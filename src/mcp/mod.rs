@@ -43,7 +43,7 @@ impl Asker for Direct {
             .map_err(|error| match error {
                 crate::contract::AgentError::Llm(error) => {
                     tracing::warn!(%error, "ask failed at the provider");
-                    "the language model provider failed; try again later".to_string()
+                    crate::contract::PROVIDER_FAILED.to_string()
                 }
                 other => other.to_string(),
             })

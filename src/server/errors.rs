@@ -139,7 +139,7 @@ impl From<AgentError> for ApiError {
                 ApiError::new(
                     StatusCode::BAD_GATEWAY,
                     "provider_error",
-                    "the language model provider failed; try again later",
+                    crate::contract::PROVIDER_FAILED,
                 )
             }
         }

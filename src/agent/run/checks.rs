@@ -33,6 +33,8 @@ pub enum Rule {
 /// What the checks read besides the answer.
 pub(super) struct CheckInputs<'a> {
     pub question: &'a str,
+    /// The question's language, for the library's sentences.
+    pub asked_in: Option<language::Language>,
     pub allowed_hosts: &'a [String],
     /// A documentation question under `REQUIRE_GROUNDED_ANSWERS`.
     pub needs_grounding: bool,
@@ -110,7 +112,7 @@ pub(super) fn respond(
         // A passage leaves under the answer's rules: no link or image to a host not allowed.
         citation.excerpt = links::neutralise(excerpt, inputs.allowed_hosts);
     }
-    if let Some(language) = language::detect(inputs.question) {
+    if let Some(language) = inputs.asked_in {
         if let Some(sentence) = translated(&checked.answer, language) {
             checked.answer = sentence.to_string();
         }

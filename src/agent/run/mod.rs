@@ -271,6 +271,8 @@ pub struct AnswerRun<'a> {
     offered_now: Offer,
     /// The tools the model call handed out last was sent.
     listed_last: Offer,
+    /// The question's language, when it can be told.
+    asked_in: Option<language::Language>,
     /// The answer a language re-ask was asked after: it stands if the re-ask fails.
     before_language_reask: Option<(String, Decision)>,
 }
@@ -286,6 +288,7 @@ impl<'a> AnswerRun<'a> {
     ) -> AnswerRun<'a> {
         let text = crate::text::strip_invisible(&question.text).into_owned();
         AnswerRun {
+            asked_in: language::detect(&text),
             route: route(&text),
             text,
             question,
@@ -706,7 +709,10 @@ impl<'a> AnswerRun<'a> {
         let refused_data = matches!(decision, Decision::Idk | Decision::Declined)
             && self.gathered.live_data_returned;
         let other_language = (decision == Decision::Answered && !describing)
-            .then(|| language::answered_in_other_language(&self.text, &answer))
+            .then(|| {
+                self.asked_in
+                    .and_then(|asked| language::answered_in_other_language(asked, &answer))
+            })
             .flatten();
         if let Some((earlier, earlier_decision)) = self.before_language_reask.take() {
             // Asked again in the question's language: that answer, unless it is no answer.
@@ -766,6 +772,7 @@ impl<'a> AnswerRun<'a> {
         self.phase = Phase::Finished;
         let inputs = CheckInputs {
             question: &self.question.text,
+            asked_in: self.asked_in,
             allowed_hosts: &self.settings.link_allowed_hosts,
             needs_grounding: self.route == Route::Documentation
                 && self.settings.require_grounded_answers,
