@@ -287,7 +287,7 @@ fn asked_subject(question: &str) -> Vec<String> {
 
 /// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap: the
 /// stem must keep `min_stem` letters (`ppm` stays) and not end in `s` itself (`class`).
-fn singular(word: &str, min_stem: usize) -> &str {
+pub(super) fn singular(word: &str, min_stem: usize) -> &str {
     match word.strip_suffix('s') {
         Some(stem) if stem.chars().count() >= min_stem && !stem.ends_with('s') => stem,
         _ => word,
@@ -305,7 +305,7 @@ fn same_figure(stated: &str, known: &str) -> bool {
 
 /// A number as written, in one form: commas before groups of three digits are thousands
 /// separators (`1,000` → 1000), any other comma is a decimal comma (`20,2` → 20.2).
-fn read_number(token: &str) -> String {
+pub(super) fn read_number(token: &str) -> String {
     let mut parts = token.split(',');
     let mut number = parts.next().unwrap_or_default().to_string();
     for part in parts {
@@ -331,7 +331,7 @@ fn markers_at(text: &str) -> usize {
 }
 
 /// `text` without its markers, whose ids would otherwise count as terms.
-fn strip_markers(text: &str) -> String {
+pub(super) fn strip_markers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut kept_from = 0;
     for (range, _) in citations::markers(text) {
@@ -344,7 +344,7 @@ fn strip_markers(text: &str) -> String {
 
 /// The sentences of `text`, each with its trailing whitespace, covering all of it. A full stop
 /// between digits (`20.2`) does not end a sentence.
-fn sentences(text: &str) -> Vec<&str> {
+pub(super) fn sentences(text: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
@@ -528,7 +528,7 @@ fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn is_stopword(word: &str) -> bool {
+pub(super) fn is_stopword(word: &str) -> bool {
     static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
         std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
     SET.contains(word)

@@ -18,6 +18,7 @@ pub mod answer;
 pub mod chart;
 pub mod conversation;
 pub mod decision;
+pub mod figures;
 pub mod grounding;
 pub mod language;
 pub mod links;

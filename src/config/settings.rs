@@ -173,7 +173,7 @@ pub const TABLE: &[Setting] = &[
         .doc("a documentation answer no passage supports becomes `idk`, and so does a live answer none of whose own figures a tool returned"),
     setting("SCOPE_CHECK", Provider, Bool, Value("true"))
         .doc("a documentation question's topic is asked first as typed JSON; off-topic requests are declined without an answer call"),
-    setting("STABLE_TOOL_PREFIX", Provider, Bool, Value("false"))
+    setting("STABLE_TOOL_PREFIX", Provider, Bool, Value("true"))
         .doc("a model call that may call no tool (the topic check, a re-ask) is still sent the tool list of the call before it, with `tool_choice: none`, so the provider's prompt cache holds the system prompt and the tool schemas; `false` sends such calls no tools"),
     setting("SEARCH_FIRST", Provider, Bool, Value("true"))
         .doc("a documentation question is searched (as the caller) before the first model call and the passages are sent with it; `false` leaves the search to the model's own `search_docs` call"),

@@ -202,6 +202,12 @@ fn offered_tools(request: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Whether a request lets the model call no tool: none sent, or a list sent only to keep the
+/// provider's prompt cache, with `tool_choice: none`.
+fn offers_no_tool(request: &Value) -> bool {
+    request.get("tools").is_none() || request["tool_choice"] == "none"
+}
+
 fn messages(request: &Value) -> &Vec<Value> {
     request["messages"].as_array().unwrap()
 }
@@ -397,7 +403,7 @@ async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
     assert_eq!(response.trace.len(), 1 + 2);
     let requests = f.provider.requests();
     assert_eq!(requests.len(), 4);
-    assert!(requests[2].get("tools").is_none());
+    assert!(offers_no_tool(&requests[2]));
     assert_eq!(response.usage.total_tokens, 48);
 }
 
@@ -1560,10 +1566,10 @@ async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk
     assert!(response.answer.starts_with("The CO2 alarm is at 1000 ppm."));
     let requests = f.provider.requests();
     assert_eq!(requests.len(), 2);
-    assert!(
-        requests[1].get("tools").is_none(),
-        "the re-ask offers no tool"
-    );
+    assert!(offers_no_tool(&requests[1]), "the re-ask offers no tool");
+    // The list of the call before it, kept for the provider's prompt cache.
+    assert_eq!(requests[1]["tool_choice"], "none");
+    assert_eq!(requests[1]["tools"], requests[0]["tools"]);
     let last = messages(&requests[1]).last().unwrap()["content"]
         .as_str()
         .unwrap()
@@ -1580,6 +1586,26 @@ async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk
     assert_eq!(again.decision, Decision::Idk);
     assert_eq!(again.answer, IDK_MARKER);
     assert_eq!(f.provider.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn without_a_stable_tool_prefix_a_re_ask_is_sent_no_tools() {
+    let describing = "To find it, call `search_docs` with the query \"co2\".";
+    let f = fixture(
+        vec![
+            answer(describing, usage(10, 2)),
+            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
+        ],
+        &[("STABLE_TOOL_PREFIX", "false")],
+    )
+    .await;
+    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
+    assert_eq!(response.decision, Decision::Answered);
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].get("tools").is_some());
+    assert!(requests[1].get("tools").is_none());
+    assert!(requests[1].get("tool_choice").is_none());
 }
 
 /// How qwen2.5-coder-0.5b answers after a tool result: its call written back as JSON text.
@@ -1618,10 +1644,7 @@ async fn the_re_ask_after_a_tool_describing_answer_is_held_to_an_answer_field() 
         format["json_schema"]["schema"]["required"],
         json!(["answer"])
     );
-    assert!(
-        requests[1].get("tools").is_none(),
-        "the re-ask offers no tool"
-    );
+    assert!(offers_no_tool(&requests[1]), "the re-ask offers no tool");
     // The reader is shown the answer (with its attributed marker), not the JSON it came in.
     let shown = tokens.concat();
     assert!(shown.ends_with(&response.answer), "{shown}");
@@ -1651,7 +1674,7 @@ async fn a_provider_that_refuses_the_answer_field_is_asked_the_same_without_it()
     assert_eq!(requests.len(), 3);
     assert!(requests[1].get("response_format").is_some());
     assert!(requests[2].get("response_format").is_none());
-    assert!(requests[2].get("tools").is_none());
+    assert!(offers_no_tool(&requests[2]));
 }
 
 #[tokio::test]
@@ -1687,10 +1710,7 @@ async fn a_search_the_library_already_ran_is_not_run_again_and_the_model_answers
     let requests = f.provider.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(offered_tools(&requests[0]), ["search_docs"]);
-    assert!(
-        requests[1].get("tools").is_none(),
-        "asked again without tools"
-    );
+    assert!(offers_no_tool(&requests[1]), "asked again without tools");
     // The repeated call is answered with what the library's search returned, without running
     // it again.
     let first = messages(&requests[0]);
@@ -1873,7 +1893,7 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
         "Question: Write me a poem about the sea"
     );
     assert_eq!(sent[2]["content"], TOPIC_QUESTION);
-    assert!(checks[0].get("tools").is_none());
+    assert!(offers_no_tool(&checks[0]));
     let topics = &checks[0]["response_format"]["json_schema"]["schema"]["properties"]["topic"];
     assert!(topics["enum"]
         .as_array()

@@ -6,6 +6,8 @@
 //! rules that end an answer as `idk` instead of passing on an invention:
 //!
 //! - [`Rule::UnsupportedDocumentation`]: a documentation answer no passage supports;
+//! - [`Rule::MisstatedFigures`]: a documentation answer giving a figure otherwise than the
+//!   passages state it, after the re-ask about it ([`figures`]);
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
 //! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
 //!   (elevators, an electricity bill).
@@ -13,6 +15,7 @@
 //! Last, a library sentence (IDK, a refusal) is written in the question's language.
 
 use super::super::decision::{translated, Decision, IDK_MARKER};
+use super::super::figures;
 use super::super::grounding;
 use super::super::language;
 use super::super::links;
@@ -26,6 +29,7 @@ use crate::contract::{AskResponse, RetrievalReport};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     UnsupportedDocumentation,
+    MisstatedFigures,
     InventedLiveFigures,
     SubjectNotReturned,
 }
@@ -52,6 +56,12 @@ pub(super) fn broken_rule(
     let live = gathered.live_data_returned;
     if checked.citations.is_empty() && inputs.needs_grounding && !live {
         return Some(Rule::UnsupportedDocumentation);
+    }
+    if inputs.needs_grounding
+        && !live
+        && !figures::misstated(&checked.answer, inputs.question, &gathered.passages).is_empty()
+    {
+        return Some(Rule::MisstatedFigures);
     }
     if !(inputs.require_grounded_answers && live) {
         return None;

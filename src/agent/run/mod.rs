@@ -24,8 +24,11 @@
 //! - **final text**: an answer naming a tool → asked once more without tools, held to an
 //!   `answer` field, and `idk` if it does it again; a refusal or "no answer" after live data
 //!   came back → asked once more from the results; an answer plainly in another language than
-//!   the question → asked once more, without tools, to write it in the question's language
-//!   (one re-ask per answer, whatever its reason); then the checks of [`checks`].
+//!   the question → asked once more, without tools, to write it in the question's language;
+//!   a documentation answer giving a figure otherwise than the passages do (a range as a
+//!   point, a figure of another thing, see [`figures`]) → asked once more, without tools,
+//!   with the lines that state it (one re-ask per answer, whatever its reason); then the
+//!   checks of [`checks`].
 
 mod checks;
 mod gathered;
@@ -40,6 +43,7 @@ pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
 pub use turn::{LoopState, TurnVerdict};
 
 use super::decision::{describes_tools, Decision, IDK_MARKER};
+use super::figures;
 use super::language;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
 use super::passages;
@@ -275,6 +279,8 @@ pub struct AnswerRun<'a> {
     asked_in: Option<language::Language>,
     /// The answer a language re-ask was asked after: it stands if the re-ask fails.
     before_language_reask: Option<(String, Decision)>,
+    /// What "the first one" of a follow-up points at, said to the model with the places.
+    referent: Option<String>,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -311,6 +317,7 @@ impl<'a> AnswerRun<'a> {
             offered_now: Offer::Everything,
             listed_last: Offer::Nothing,
             before_language_reask: None,
+            referent: None,
         }
     }
 
@@ -473,9 +480,15 @@ impl<'a> AnswerRun<'a> {
             .referred_building(&buildings)
             .filter(|_| named.is_empty())
         {
-            // "How many people are in the first one?" after a list: that one, and only it.
-            searched = referred.id.clone();
-            named = vec![referred];
+            // "How many people are in the first one?" after a list of buildings: that
+            // building as a whole. Its rooms are not listed: given them, the 1.5B model
+            // answered about the first room.
+            self.referent = Some(format!(
+                "The question is about building {} ({}) of the previous answer, the whole \
+                 building.",
+                referred.id, referred.name
+            ));
+            return self.rooms_returned(Vec::new(), Vec::new(), buildings, referred.id);
         }
         if named.is_empty() {
             // A follow-up ("and the first one?") names its place in the turns before it.
@@ -543,7 +556,11 @@ impl<'a> AnswerRun<'a> {
             // else's, the answer is the same.
             return self.finish(IDK_MARKER, Decision::Idk);
         }
-        let known = places::describe(&buildings, &rooms, &resolved);
+        let mut known = places::describe(&buildings, &rooms, &resolved);
+        if let Some(referent) = &self.referent {
+            known.push('\n');
+            known.push_str(referent);
+        }
         self.open(Some(known))
     }
 
@@ -662,13 +679,14 @@ impl<'a> AnswerRun<'a> {
         }
         let width = self.settings.max_tool_calls_per_turn;
         let offered = self.offered_now;
+        let listed = self.listed_last;
         let batch = calls
             .iter()
             .enumerate()
             .map(|(i, call)| {
-                if self.settings.stable_tool_prefix && !offered.admits(&call.name) {
-                    // Sent the whole list for the prompt cache, the model may call a tool
-                    // this step does not offer: it is not run.
+                if listed.admits(&call.name) && !offered.admits(&call.name) {
+                    // Sent a list only for the prompt cache (`tool_choice: none`), the model
+                    // called from it anyway: not run.
                     let refusal = format!("not run: {} is not available at this step", call.name);
                     ToolRun::Refused(call.clone(), ToolOutcome::refused(&call.name, refusal))
                 } else if i < width {
@@ -714,6 +732,11 @@ impl<'a> AnswerRun<'a> {
                     .and_then(|asked| language::answered_in_other_language(asked, &answer))
             })
             .flatten();
+        let misstated = if decision == Decision::Answered && !describing && !self.reasked {
+            self.misstated_figures(&answer)
+        } else {
+            Vec::new()
+        };
         if let Some((earlier, earlier_decision)) = self.before_language_reask.take() {
             // Asked again in the question's language: that answer, unless it is no answer.
             if describing || decision != Decision::Answered {
@@ -721,7 +744,8 @@ impl<'a> AnswerRun<'a> {
             }
             return self.finish(&answer, decision);
         }
-        if self.reasked || !(describing || refused_data || other_language.is_some()) {
+        let wrong = describing || refused_data || !misstated.is_empty() || other_language.is_some();
+        if self.reasked || !wrong {
             return if describing {
                 // Asked once more and still describing tools: no answer was given.
                 self.finish(IDK_MARKER, Decision::Idk)
@@ -736,6 +760,15 @@ impl<'a> AnswerRun<'a> {
             self.answer_field = true;
             self.messages
                 .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
+            self.ask_model()
+        } else if !misstated.is_empty() {
+            // Asked in the question's language, the reply needs no language re-ask after it.
+            self.tools_off = true;
+            self.messages
+                .push(Message::user(prompts::state_figures_as_passages(
+                    &misstated,
+                    self.asked_in,
+                )));
             self.ask_model()
         } else if let Some(asked_in) = other_language {
             // Held to the answer field: asked without tools, the 1.5B model wrote its tool
@@ -758,6 +791,19 @@ impl<'a> AnswerRun<'a> {
             }),
             other => other,
         }
+    }
+
+    /// The figures of a documentation answer the passages do not state as it does (see
+    /// [`figures`]); none for live answers, which other checks hold to the tools' results.
+    fn misstated_figures(&self, answer: &str) -> Vec<figures::Misstated> {
+        let judged = self.route == Route::Documentation
+            && self.settings.require_grounded_answers
+            && !self.gathered.live_data_returned
+            && !self.gathered.passages.is_empty();
+        if !judged {
+            return Vec::new();
+        }
+        figures::misstated(answer, &self.text, &self.gathered.passages)
     }
 
     // The end.

@@ -1,7 +1,7 @@
 //! What the library itself writes into a conversation: the system prompt, the two re-asks,
 //! and the `answer` field a re-asked reply is held to. Pure.
 
-use super::super::decision::OUT_OF_SCOPE_CODE;
+use super::super::decision::{NO_ANSWER_CODE, OUT_OF_SCOPE_CODE};
 use serde::Deserialize;
 use std::sync::LazyLock;
 
@@ -89,6 +89,43 @@ pub(super) fn answer_in(language: super::super::language::Language) -> String {
          and [^chunk_id] markers.",
         language.name()
     )
+}
+
+/// Asked once, without tools, when a documentation answer gives figures otherwise than the
+/// passages state them; each with the passage lines that hold it (a few, cut short).
+pub(super) fn state_figures_as_passages(
+    misstated: &[super::super::figures::Misstated],
+    asked_in: Option<super::super::language::Language>,
+) -> String {
+    const LINES_PER_FIGURE: usize = 3;
+    const LINE_CHARS: usize = 200;
+    let mut note = String::from("Check the figures of your answer against the passages.");
+    for figure in misstated {
+        if figure.stated_as.is_empty() {
+            note.push_str(&format!(" {} is in no passage.", figure.figure));
+            continue;
+        }
+        let lines: Vec<String> = figure
+            .stated_as
+            .iter()
+            .take(LINES_PER_FIGURE)
+            .map(|line| format!("\"{}\"", line.chars().take(LINE_CHARS).collect::<String>()))
+            .collect();
+        note.push_str(&format!(
+            " The passages give {} only as: {}.",
+            figure.figure,
+            lines.join("; ")
+        ));
+    }
+    note.push_str(&format!(
+        " Write the answer again with each figure as the passages state it and about the same \
+         thing: a range with both its ends, a limit with its \"above\" or \"below\". If the \
+         passages do not state what the question asks, write only {NO_ANSWER_CODE}."
+    ));
+    if let Some(language) = asked_in {
+        note.push_str(&format!(" Write it in {}.", language.name()));
+    }
+    note
 }
 
 /// Asked once when a model refuses or finds nothing although live tools returned data.

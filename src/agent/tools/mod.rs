@@ -68,8 +68,16 @@ pub fn standard_registry(
     authz: Arc<Authorizer>,
 ) -> registry::ToolRegistry {
     let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
-    registry.register(search_docs::SearchDocs::new(retriever));
-    register_live_tools(&mut registry, &live_data(config, authz));
+    let search = search_docs::SearchDocs::new(retriever);
+    if config.llm.stable_tool_prefix {
+        // Last, so that a first hop offered only the live tools sends a prefix of the list
+        // every later hop sends, and the provider's prompt cache keeps the schemas.
+        register_live_tools(&mut registry, &live_data(config, authz));
+        registry.register(search);
+    } else {
+        registry.register(search);
+        register_live_tools(&mut registry, &live_data(config, authz));
+    }
     registry
 }
 

@@ -77,6 +77,27 @@ fn the_answer_loop() {
         ),
         docs("a documentation answer no passage supports: idk")
             .then(In::Text("The sky is blue today."), idk()),
+        docs("a range read as a bound: asked once more without tools, then the range")
+            .then(
+                In::Text("Air is poor below 1400 ppm."),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+            )
+            .then(
+                In::Text("Air is poor from 1000 to 1400 ppm."),
+                answered("1000 to 1400"),
+            ),
+        docs("a range read as a bound twice: idk")
+            .then(
+                In::Text("Air is poor below 1400 ppm."),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+            )
+            .then(In::Text("Poor air: below 1400 ppm."), idk()),
+        docs("asked about its figures, the model says the passages do not state it: idk")
+            .then(
+                In::Text("Poor air is 1400 ppm."),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+            )
+            .then(In::Text("NO_ANSWER"), idk()),
         docs("an answer describing a tool: asked once more, no tools, held to a field")
             .then(
                 In::Text("Call search_docs with the query co2."),
@@ -232,9 +253,21 @@ fn the_answer_loop() {
                 ),
             ),
         ),
-        live("a call to a tool the step does not offer is refused, not run").then(
+        docs("a call from a list sent only for the prompt cache is refused, not run")
+            .then(
+                In::Calls(vec![(
+                    "search_docs",
+                    r#"{"query": "what co2 level counts as poor indoor air"}"#,
+                )]),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
+            )
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "humidity"}"#)]),
+                Out::Tools(vec!["search_docs"], 1),
+            ),
+        live("a call to a tool the step neither offers nor sent is the registry's to judge").then(
             In::Calls(vec![("search_docs", r#"{"query": "people"}"#)]),
-            Out::Tools(vec!["search_docs"], 1),
+            Out::Tools(vec!["search_docs"], 0),
         ),
         docs("sentences about footnotes are dropped from the answer").then(
             In::Text("Poor is 1000 to 1400 ppm [^co2-bands]. The footnote gives the source."),

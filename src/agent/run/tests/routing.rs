@@ -140,7 +140,7 @@ fn routing_and_the_steps_before_the_model() {
             ),
         ),
         case(
-            "\"the first one\" after a list of buildings: that building alone is looked up",
+            "\"the first one\" after a list of buildings: that building, without its rooms",
             "How many people are in the first one right now?",
             Out::Tools(vec!["list_buildings"], 0),
         )
@@ -150,7 +150,12 @@ fn routing_and_the_steps_before_the_model() {
         )
         .then(
             In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
         ),
         case(
             "a follow-up finds its building in the turns before",
@@ -197,4 +202,39 @@ fn routing_and_the_steps_before_the_model() {
     for case in cases {
         run_case(case);
     }
+}
+
+#[test]
+fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
+    let settings = settings();
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question {
+        text: "How many people are in the second one right now?".into(),
+        history: case("", "", Out::Topic)
+            .after(
+                "Which buildings can I see?",
+                "Acme Headquarters (acme-hq) and Acme Annex (acme-annex).",
+            )
+            .history,
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    let listing = run.start();
+    let mut ids = 0;
+    let step = feed(
+        &mut run,
+        &listing,
+        In::Results(vec![(true, buildings())]),
+        &mut ids,
+    )
+    .unwrap();
+    assert!(matches!(step, Step::Model(_)));
+    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    assert!(
+        asked.contains("building acme-annex (Acme Annex) of the previous answer"),
+        "{asked}"
+    );
+    assert!(asked.contains("building_id acme-annex"), "{asked}");
+    assert!(!asked.contains("Rooms of"), "{asked}");
 }
