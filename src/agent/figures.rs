@@ -21,6 +21,9 @@ pub struct Misstated {
     pub figure: String,
     /// The passage lines that hold the value, as written; empty when no passage does.
     pub stated_as: Vec<String>,
+    /// Of those, the table rows whose label the question names ("poor"): the line the
+    /// question is about, when the passages make it plain.
+    pub asked_about: Vec<String>,
 }
 
 /// The figures of `answer` that no passage states about the same thing, in the same form and
@@ -70,6 +73,11 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
                 found.push(Misstated {
                     figure: mention.value.clone(),
                     stated_as: holding.iter().map(|line| line.text.clone()).collect(),
+                    asked_about: holding
+                        .iter()
+                        .filter(|line| line.is_row && line.is_labelled_in(question))
+                        .map(|line| line.text.clone())
+                        .collect(),
                 });
             }
         }
@@ -82,6 +90,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
             .map(|m| Misstated {
                 figure: m.value,
                 stated_as: Vec::new(),
+                asked_about: Vec::new(),
             })
             .collect();
     }
@@ -110,6 +119,11 @@ impl Line {
         }
     }
 
+    /// Whether one of this row's labels is in `text`.
+    fn is_labelled_in(&self, text: &str) -> bool {
+        self.labels.iter().any(|label| has_phrase(text, label))
+    }
+
     /// Whether this line is about what `sentence` (of the answer) says, for `question`.
     fn is_about(
         &self,
@@ -119,10 +133,7 @@ impl Line {
         question_words: &[String],
     ) -> bool {
         if self.is_row && !self.labels.is_empty() {
-            return self
-                .labels
-                .iter()
-                .any(|label| has_phrase(sentence, label) || has_phrase(question, label));
+            return self.is_labelled_in(sentence) || self.is_labelled_in(question);
         }
         self.words
             .iter()
@@ -135,6 +146,7 @@ impl Line {
 fn passage_lines(text: &str) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut paragraph = String::new();
+    let mut header: Option<Vec<String>> = None;
     let flush = |paragraph: &mut String, lines: &mut Vec<Line>| {
         for sentence in sentences(paragraph) {
             if !sentence.trim().is_empty() {
@@ -155,18 +167,34 @@ fn passage_lines(text: &str) -> Vec<Line> {
             let separator = cells
                 .iter()
                 .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')));
-            if !separator {
-                let labels = cells
-                    .iter()
-                    .filter(|c| !c.chars().any(|ch| ch.is_ascii_digit()))
-                    .filter(|c| c.split_whitespace().count() <= 3)
-                    .map(|c| c.to_lowercase())
-                    .collect();
-                lines.push(Line::new(line.to_string(), labels, true));
+            if separator {
+                continue;
             }
+            let labels = cells
+                .iter()
+                .filter(|c| !c.chars().any(|ch| ch.is_ascii_digit()))
+                .filter(|c| c.split_whitespace().count() <= 3)
+                .map(|c| c.to_lowercase())
+                .collect();
+            let written = match &header {
+                // A row as the model reads it: each cell after its header.
+                Some(names) => names
+                    .iter()
+                    .zip(&cells)
+                    .map(|(name, cell)| format!("{name}: {cell}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                None => {
+                    header = Some(cells.iter().map(|c| c.to_string()).collect());
+                    line.to_string()
+                }
+            };
+            lines.push(Line::new(written, labels, true));
         } else if line.is_empty() || line.starts_with('#') {
+            header = None;
             flush(&mut paragraph, &mut lines);
         } else {
+            header = None;
             paragraph.push_str(line);
             paragraph.push(' ');
         }

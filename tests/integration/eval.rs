@@ -4,7 +4,7 @@
 //! (JUnit parsed as XML), the baseline diff, repeats and the sweep matrix.
 
 use crate::provider::{answer, tool_calls, usage, Reply, ScriptedProvider};
-use crate::util::{agent, repo_root, stderr, stdout, write};
+use crate::util::{agent, first_passage_id, repo_root, stderr, stdout, write};
 use crowdvision_agent::agent::decision::IDK_MARKER;
 use crowdvision_agent::agent::tools::STANDARD_TOOL_NAMES;
 use crowdvision_agent::eval::dataset;
@@ -72,11 +72,7 @@ fn play(flaky_counter: &AtomicUsize, body: &Value) -> Option<Reply> {
             usage(100, 10),
         ),
         ("docs", Some(content)) => {
-            let results: Value = serde_json::from_str(&content).unwrap();
-            let id = results["results"][0]["chunk_id"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let id = first_passage_id(&content).unwrap().to_string();
             answer(
                 &format!("The alarm threshold is 1000 ppm [^{id}]."),
                 usage(200, 20),

@@ -16,8 +16,8 @@ use crate::provider::{
     answer, streamed_answer, streamed_tool_calls, tool_calls, usage, ScriptedProvider,
 };
 use crate::util::{
-    agent, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write, Running,
-    TestDatabase,
+    agent, first_passage_id, free_port, in_ci, repo_root, skipped, stderr, wait_until_up, write,
+    Running, TestDatabase,
 };
 use base64::Engine;
 use crowdvision_agent::auth::jwt::sign_hs256;
@@ -42,8 +42,7 @@ fn play(body: &Value) -> Option<crate::provider::Reply> {
             tool_calls(&call, usage(10, 2))
         });
     }
-    let results: Value = serde_json::from_str(last["content"].as_str()?).ok()?;
-    let id = results["results"][0]["chunk_id"].as_str()?.to_string();
+    let id = first_passage_id(last["content"].as_str()?)?;
     Some(if streaming {
         let marker = format!(" [^{id}].");
         streamed_answer(

@@ -493,9 +493,7 @@ async fn a_stream_sends_tools_then_tokens_then_done_and_never_an_invented_marker
                 usage(10, 2),
             ));
         }
-        let results: Value = serde_json::from_str(last["content"].as_str().unwrap()).unwrap();
-        let id = results["results"][0]["chunk_id"]
-            .as_str()
+        let id = crate::util::first_passage_id(last["content"].as_str().unwrap())
             .unwrap()
             .to_string();
         let real = format!("[^{id}]");

@@ -129,6 +129,14 @@ pub fn client_python(group: &str) -> Option<PathBuf> {
     None
 }
 
+/// The chunk id of the first passage of a `search_docs` result as the model is sent it
+/// (`[^id] (page › section)` lines of text).
+pub fn first_passage_id(tool_content: &str) -> Option<String> {
+    let start = tool_content.find("[^")? + 2;
+    let end = start + tool_content[start..].find(']')?;
+    Some(tool_content[start..end].to_string())
+}
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }

@@ -153,9 +153,13 @@ fn the_lines_holding_a_misstated_figure_are_given() {
     assert_eq!(
         found[0].stated_as,
         vec![
-            "| 1000 to 1400 | poor | open windows or raise ventilation |",
-            "| above 1400 | very poor | ventilate now |"
+            "ppm: 1000 to 1400; band: poor; what to do: open windows or raise ventilation",
+            "ppm: above 1400; band: very poor; what to do: ventilate now"
         ]
+    );
+    assert_eq!(
+        found[0].asked_about,
+        vec!["ppm: 1000 to 1400; band: poor; what to do: open windows or raise ventilation"]
     );
 }
 

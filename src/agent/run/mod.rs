@@ -15,7 +15,9 @@
 //!   of → `idk` without a model call; "the first one" in a follow-up is the building at that
 //!   place in the previous answer.
 //! - **first hop**: a live question must call a live tool (the history tool alone for a past
-//!   window); a documentation question with passages is offered `search_docs` alone.
+//!   window); a documentation question with passages is offered `search_docs` alone (and,
+//!   with `STABLE_TOOL_PREFIX`, on every later hop too: another tool list re-reads the
+//!   passages).
 //! - **model turn**: a call to a tool the step does not offer → refused, not run (with
 //!   `STABLE_TOOL_PREFIX` every call is sent the whole list, for the provider's prompt cache);
 //!   tools beyond the hop limit → `tool_loop_exhausted`; a call that would pass
@@ -63,6 +65,9 @@ const LIST_BUILDINGS: &str = "list_buildings";
 const GET_BUILDING: &str = "get_building";
 /// The one tool of a live question's first hop about a past window.
 const GET_SENSOR_HISTORY: &str = "get_sensor_history";
+
+/// The result of a search repeated word for word.
+const SEARCH_GIVEN_ABOVE: &str = "The passages of this search are given above.";
 
 /// Buildings whose rooms are looked up before the first model call, at most.
 const MAX_BUILDINGS_LOOKED_UP: usize = 3;
@@ -266,6 +271,8 @@ pub struct AnswerRun<'a> {
     limits: LoopState,
     /// The first answer call's offer, taken by that call.
     first_offer: Option<(Offer, ToolChoice)>,
+    /// What the answer calls after the first offer.
+    later_offer: Offer,
     reasked: bool,
     /// The re-ask after an answer that described tools offers none.
     tools_off: bool,
@@ -281,6 +288,8 @@ pub struct AnswerRun<'a> {
     before_language_reask: Option<(String, Decision)>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
+    /// The passages written whole into this answer's requests so far, by chunk id.
+    passages_given: Vec<String>,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -311,6 +320,7 @@ impl<'a> AnswerRun<'a> {
             limits: LoopState::new(settings.max_tool_hops)
                 .with_token_budget(settings.max_tokens_per_request),
             first_offer: None,
+            later_offer: Offer::Everything,
             reasked: false,
             tools_off: false,
             answer_field: false,
@@ -318,6 +328,7 @@ impl<'a> AnswerRun<'a> {
             listed_last: Offer::Nothing,
             before_language_reask: None,
             referent: None,
+            passages_given: Vec::new(),
         }
     }
 
@@ -382,7 +393,18 @@ impl<'a> AnswerRun<'a> {
                 let assistant = Message::assistant_calls(calls.clone());
                 self.messages.push(assistant);
                 for (call, outcome) in calls.iter().zip(outcomes) {
-                    let read = serde_json::to_string(&outcome.content).unwrap_or_default();
+                    let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
+                        .then(|| {
+                            passages::as_prompt_text_besides(
+                                &outcome.content,
+                                &self.text,
+                                &mut self.passages_given,
+                            )
+                        })
+                        .flatten()
+                        .unwrap_or_else(|| {
+                            serde_json::to_string(&outcome.content).unwrap_or_default()
+                        });
                     // Live results are kept as read, for the figure checks; passages are not.
                     let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
                     self.messages.push(Message::tool_result(&call.id, read));
@@ -447,7 +469,11 @@ impl<'a> AnswerRun<'a> {
         // An unavailable search is no passages: the model may still call `search_docs`.
         let passages = match (calls.first(), outcomes.into_iter().next()) {
             (Some(call), Some(outcome)) if outcome.ok => {
-                let text = passages::as_prompt_text_for(&outcome.content, &self.text);
+                let text = passages::as_prompt_text_besides(
+                    &outcome.content,
+                    &self.text,
+                    &mut self.passages_given,
+                );
                 self.gathered.record(call, outcome);
                 text
             }
@@ -582,6 +608,11 @@ impl<'a> AnswerRun<'a> {
         } else {
             (Offer::Everything, ToolChoice::Auto)
         });
+        if docs_first && self.settings.stable_tool_prefix {
+            // The tool list is rendered before the conversation: a hop sent another list
+            // re-reads the passages. A documentation question keeps `search_docs` alone.
+            self.later_offer = Offer::DocsOnly;
+        }
         self.messages = self.opening_messages(looked_up.as_deref());
         self.ask_model()
     }
@@ -622,7 +653,7 @@ impl<'a> AnswerRun<'a> {
         } else {
             self.first_offer
                 .take()
-                .unwrap_or((Offer::Everything, ToolChoice::Auto))
+                .unwrap_or((self.later_offer, ToolChoice::Auto))
         };
         self.phase = Phase::Answer { held };
         self.offered_now = offer;
@@ -711,8 +742,14 @@ impl<'a> AnswerRun<'a> {
         let results: Vec<Message> = calls
             .iter()
             .map(|call| {
-                let earlier = self.gathered.earlier_result(call);
-                Message::tool_result(&call.id, earlier.map(|e| e.to_string()).unwrap_or_default())
+                let earlier = if call.name == SEARCH_DOCS {
+                    // Its passages are in the conversation already: sent again, every token
+                    // of them is read again.
+                    Some(SEARCH_GIVEN_ABOVE.to_string())
+                } else {
+                    self.gathered.earlier_result(call).map(|e| e.to_string())
+                };
+                Message::tool_result(&call.id, earlier.unwrap_or_default())
             })
             .collect();
         self.messages.push(message);

@@ -99,29 +99,48 @@ pub(super) fn state_figures_as_passages(
 ) -> String {
     const LINES_PER_FIGURE: usize = 3;
     const LINE_CHARS: usize = 200;
-    let mut note = String::from("Check the figures of your answer against the passages.");
-    for figure in misstated {
-        if figure.stated_as.is_empty() {
-            note.push_str(&format!(" {} is in no passage.", figure.figure));
-            continue;
-        }
-        let lines: Vec<String> = figure
-            .stated_as
+    let quoted = |lines: &[String]| {
+        lines
             .iter()
             .take(LINES_PER_FIGURE)
             .map(|line| format!("\"{}\"", line.chars().take(LINE_CHARS).collect::<String>()))
-            .collect();
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut note = String::from("Check the figures of your answer against the passages.");
+    // Told which line the question is about, a small model answers from it; told to choose,
+    // the 1.5B model gave up on a plain table row.
+    let plain = misstated
+        .iter()
+        .all(|figure| !figure.asked_about.is_empty());
+    for figure in misstated {
+        if figure.stated_as.is_empty() {
+            note.push_str(&format!(" {} is in no passage.", figure.figure));
+        } else if plain {
+            note.push_str(&format!(
+                " The line the question is about: {}.",
+                quoted(&figure.asked_about)
+            ));
+        } else {
+            note.push_str(&format!(
+                " The passages give {} only in these lines: {}.",
+                figure.figure,
+                quoted(&figure.stated_as)
+            ));
+        }
+    }
+    if plain {
+        note.push_str(
+            " Answer the question again from that line, each figure as it states it: a range \
+             with both its ends, a limit with its \"above\" or \"below\".",
+        );
+    } else {
         note.push_str(&format!(
-            " The passages give {} only as: {}.",
-            figure.figure,
-            lines.join("; ")
+            " Answer the question again from the line that is about what it asks, each figure \
+             as that line states it: a range with both its ends, a limit with its \"above\" or \
+             \"below\". If no line is about what the question asks, write only {NO_ANSWER_CODE}."
         ));
     }
-    note.push_str(&format!(
-        " Write the answer again with each figure as the passages state it and about the same \
-         thing: a range with both its ends, a limit with its \"above\" or \"below\". If the \
-         passages do not state what the question asks, write only {NO_ANSWER_CODE}."
-    ));
     if let Some(language) = asked_in {
         note.push_str(&format!(" Write it in {}.", language.name()));
     }

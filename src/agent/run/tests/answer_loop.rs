@@ -32,7 +32,17 @@ fn the_answer_loop() {
                 Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
             )
             .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
-        docs("a new search runs")
+        docs("a new search runs; the hop after it is offered search_docs alone again")
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "humidity"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(
+                In::Results(vec![(true, json!({"results": []}))]),
+                Out::Answer(Offer::DocsOnly, ToolChoice::Auto, ReplyShape::Free, false),
+            ),
+        docs("without a stable tool prefix, the hop after a search is offered every tool")
+            .with(|s| s.stable_tool_prefix = false)
             .then(
                 In::Calls(vec![("search_docs", r#"{"query": "humidity"}"#)]),
                 Out::Tools(vec!["search_docs"], 0),
@@ -57,7 +67,7 @@ fn the_answer_loop() {
             )
             .then(
                 In::Results(vec![(true, json!({"results": []}))]),
-                any_call(),
+                Out::Answer(Offer::DocsOnly, ToolChoice::Auto, ReplyShape::Free, false),
             )
             .then(
                 In::Calls(vec![("search_docs", r#"{"query": "b"}"#)]),
@@ -170,7 +180,7 @@ fn the_answer_loop() {
             )
             .then(
                 In::Results(vec![(false, json!({"error": {"kind": "unavailable"}}))]),
-                any_call(),
+                Out::Answer(Offer::DocsOnly, ToolChoice::Auto, ReplyShape::Free, false),
             )
             .then(In::Text("OUT_OF_SCOPE"), idk()),
         live("the library's own lookups count as data returned: a refusal is asked again").then(
