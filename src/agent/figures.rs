@@ -59,14 +59,17 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
                 .filter(|line| line.mentions.iter().any(|m| same(&m.value, &mention.value)))
                 .collect();
             any_in_passages |= !holding.is_empty();
-            // A range stated with both its ends needs no label: an answer in another language
-            // than the passages names the band in its own words.
+            // A range stated with both its ends, or a figure with the same unit, needs no
+            // shared word: an answer in another language than the passages names the thing
+            // in its own words.
             let supported = holding.iter().any(|line| {
                 let about = about.iter().any(|a| std::ptr::eq(*a, *line));
                 line.mentions.iter().any(|m| {
                     same(&m.value, &mention.value)
                         && m.states(&mention, sentence)
-                        && (about || matches!(m.form, Form::Range(..)) && m.form == mention.form)
+                        && (about
+                            || matches!(m.form, Form::Range(..)) && m.form == mention.form
+                            || m.unit.is_some() && m.unit == mention.unit)
                 })
             });
             if !supported && !holding.is_empty() {

@@ -9,6 +9,7 @@
 //! - [`scope`]: the typed topic check that declines off-topic requests.
 //! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
 //!   checked against what the tools returned.
+//! - [`figures`]: a documentation answer's figures against how the passages state them.
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.

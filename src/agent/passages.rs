@@ -52,33 +52,14 @@ pub const WHOLE_PASSAGES: usize = 3;
 /// Every prompt token costs time on a small local model, and the lower-ranked passages are
 /// mostly about something else.
 pub fn as_prompt_text_for(content: &serde_json::Value, question: &str) -> Option<String> {
-    as_prompt_text_besides(content, question, &mut Vec::new())
-}
-
-/// The same, for an answer that was `given` passages already (chunk ids, written whole): a
-/// passage given already is named, not written again, and those written whole now are added.
-/// A small model searches again for what it was given, and every token sent again is read
-/// again.
-pub fn as_prompt_text_besides(
-    content: &serde_json::Value,
-    question: &str,
-    given: &mut Vec<String>,
-) -> Option<String> {
     let asked = question_words(question);
-    let mut written_whole = Vec::new();
-    let text = write_passages(content, |rank, chunk_id, text| {
-        if given.iter().any(|id| id == chunk_id) {
-            return Some(std::borrow::Cow::Borrowed(GIVEN_ABOVE));
-        }
+    write_passages(content, |rank, text| {
         if rank < WHOLE_PASSAGES {
-            written_whole.push(chunk_id.to_string());
             Some(std::borrow::Cow::Borrowed(text))
         } else {
             matching_paragraphs(text, &asked).map(std::borrow::Cow::Owned)
         }
-    });
-    given.extend(written_whole);
-    text
+    })
 }
 
 /// Words of four letters or more (or holding a digit: `co2`) of `question`, lowercased.
@@ -120,17 +101,14 @@ fn matching_paragraphs(text: &str, asked: &[String]) -> Option<String> {
 /// The passages of a `search_docs` result as plain text for the request, each headed by its
 /// marker, page and section.
 pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
-    write_passages(content, |_, _, text| Some(std::borrow::Cow::Borrowed(text)))
+    write_passages(content, |_, text| Some(std::borrow::Cow::Borrowed(text)))
 }
-
-/// What stands for a passage given earlier in the same answer.
-const GIVEN_ABOVE: &str = "(given above)";
 
 /// Writes the passages of `content`, each passage's text as `keep` returns it (by rank, from
 /// 0), and leaves out those for which it returns `None`.
 fn write_passages<'a>(
     content: &'a serde_json::Value,
-    mut keep: impl FnMut(usize, &'a str, &'a str) -> Option<std::borrow::Cow<'a, str>>,
+    keep: impl Fn(usize, &'a str) -> Option<std::borrow::Cow<'a, str>>,
 ) -> Option<String> {
     let results = content.get("results")?.as_array()?;
     if results.is_empty() {
@@ -142,7 +120,7 @@ fn write_passages<'a>(
     );
     for (rank, passage) in results.iter().enumerate() {
         let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
-        let Some(kept) = keep(rank, field("chunk_id"), field("text").trim()) else {
+        let Some(kept) = keep(rank, field("text").trim()) else {
             continue;
         };
         text.push_str(&format!(
@@ -235,29 +213,6 @@ mod tests {
         for dropped in ["Dropped: door counters", "[^p5]", "Nothing in common"] {
             assert!(!text.contains(dropped), "{dropped} in {text}");
         }
-    }
-
-    #[test]
-    fn a_passage_given_whole_before_is_named_not_written_again() {
-        let passage = |id: &str, text: &str| serde_json::json!({"chunk_id": id, "source": "s.md", "section": "S", "text": text});
-        let first = serde_json::json!({"results": [
-            passage("p1", "Poor is 1000 to 1400 ppm."),
-            passage("p2", "Outdoor air is 420 ppm."),
-            passage("p3", "Noise is in dB."),
-            passage("p4", "Humidity in percent."),
-        ]});
-        let mut given = Vec::new();
-        as_prompt_text_besides(&first, "Which CO2 level is poor?", &mut given).unwrap();
-        assert_eq!(given, ["p1", "p2", "p3"], "p4 was not written whole");
-        let again = serde_json::json!({"results": [
-            passage("p2", "Outdoor air is 420 ppm."),
-            passage("p4", "Humidity in percent."),
-        ]});
-        let text = as_prompt_text_besides(&again, "Which CO2 level is poor?", &mut given).unwrap();
-        assert!(text.contains("[^p2] (s.md › S)\n(given above)"), "{text}");
-        assert!(!text.contains("420"), "{text}");
-        assert!(text.contains("Humidity in percent."), "{text}");
-        assert_eq!(given, ["p1", "p2", "p3", "p4"]);
     }
 
     #[test]

@@ -1720,12 +1720,8 @@ async fn a_search_the_library_already_ran_is_not_run_again_and_the_model_answers
     );
     let repeated = second.last().unwrap();
     assert_eq!(repeated["role"], "tool");
-    // Its passages are in the conversation already: pointed at, not sent again.
     assert!(
-        repeated["content"]
-            .as_str()
-            .unwrap()
-            .contains("given above"),
+        repeated["content"].as_str().unwrap().contains("1000 ppm"),
         "{repeated}"
     );
 
@@ -1884,7 +1880,8 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
         "no search for an off-topic request"
     );
 
-    // The check is the question alone (no passages, no tools), held to the topic schema.
+    // The check is the question alone (no passages), held to the topic schema; it is sent the
+    // tool list of the answer call after it, for the prompt cache.
     let checks = f.provider.topic_checks();
     assert_eq!(checks.len(), 1);
     let sent = messages(&checks[0]);
@@ -1895,7 +1892,8 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
         "Question: Write me a poem about the sea"
     );
     assert_eq!(sent[2]["content"], TOPIC_QUESTION);
-    assert!(offers_no_tool(&checks[0]));
+    assert_eq!(offered_tools(&checks[0]), vec!["search_docs"]);
+    assert!(checks[0].get("tool_choice").is_none(), "auto, the default");
     let topics = &checks[0]["response_format"]["json_schema"]["schema"]["properties"]["topic"];
     assert!(topics["enum"]
         .as_array()

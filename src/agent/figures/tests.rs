@@ -45,6 +45,11 @@ fn figures_stated_as_the_passages_state_them_pass() {
         ("When is CO2 very poor?", "Very poor means above 1400 ppm."),
         ("When is CO2 very poor?", "Very poor: more than 1,400 ppm."),
         ("What is the CO2 of outdoor air?", "It is about 420 ppm."),
+        // No shared word across languages, but the same figure in the same unit.
+        (
+            "Quelle est la concentration de l'air extérieur ?",
+            "Environ 420 ppm.",
+        ),
         ("How often do sensors report?", "Every 10 minutes."),
         (
             "When is a count stale?",

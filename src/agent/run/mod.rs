@@ -66,9 +66,6 @@ const GET_BUILDING: &str = "get_building";
 /// The one tool of a live question's first hop about a past window.
 const GET_SENSOR_HISTORY: &str = "get_sensor_history";
 
-/// The result of a search repeated word for word.
-const SEARCH_GIVEN_ABOVE: &str = "The passages of this search are given above.";
-
 /// Buildings whose rooms are looked up before the first model call, at most.
 const MAX_BUILDINGS_LOOKED_UP: usize = 3;
 
@@ -288,8 +285,6 @@ pub struct AnswerRun<'a> {
     before_language_reask: Option<(String, Decision)>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
-    /// The passages written whole into this answer's requests so far, by chunk id.
-    passages_given: Vec<String>,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -328,7 +323,6 @@ impl<'a> AnswerRun<'a> {
             listed_last: Offer::Nothing,
             before_language_reask: None,
             referent: None,
-            passages_given: Vec::new(),
         }
     }
 
@@ -394,13 +388,7 @@ impl<'a> AnswerRun<'a> {
                 self.messages.push(assistant);
                 for (call, outcome) in calls.iter().zip(outcomes) {
                     let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
-                        .then(|| {
-                            passages::as_prompt_text_besides(
-                                &outcome.content,
-                                &self.text,
-                                &mut self.passages_given,
-                            )
-                        })
+                        .then(|| passages::as_prompt_text_for(&outcome.content, &self.text))
                         .flatten()
                         .unwrap_or_else(|| {
                             serde_json::to_string(&outcome.content).unwrap_or_default()
@@ -437,7 +425,10 @@ impl<'a> AnswerRun<'a> {
             purpose: Purpose::Topic,
             offer: Offer::Nothing,
             listed,
-            tool_choice: choice_for(Offer::Nothing, listed, ToolChoice::Auto),
+            // `auto`, not `none`: some providers (the local llama.cpp gateway) leave the tools
+            // out of the prompt for `none`, and the cached prefix with them. The topic schema
+            // holds the reply to a topic.
+            tool_choice: ToolChoice::Auto,
             shape: ReplyShape::Topic,
             temperature: 0.0,
             max_output_tokens: 40,
@@ -469,11 +460,7 @@ impl<'a> AnswerRun<'a> {
         // An unavailable search is no passages: the model may still call `search_docs`.
         let passages = match (calls.first(), outcomes.into_iter().next()) {
             (Some(call), Some(outcome)) if outcome.ok => {
-                let text = passages::as_prompt_text_besides(
-                    &outcome.content,
-                    &self.text,
-                    &mut self.passages_given,
-                );
+                let text = passages::as_prompt_text_for(&outcome.content, &self.text);
                 self.gathered.record(call, outcome);
                 text
             }
@@ -742,14 +729,10 @@ impl<'a> AnswerRun<'a> {
         let results: Vec<Message> = calls
             .iter()
             .map(|call| {
-                let earlier = if call.name == SEARCH_DOCS {
-                    // Its passages are in the conversation already: sent again, every token
-                    // of them is read again.
-                    Some(SEARCH_GIVEN_ABOVE.to_string())
-                } else {
-                    self.gathered.earlier_result(call).map(|e| e.to_string())
-                };
-                Message::tool_result(&call.id, earlier.unwrap_or_default())
+                // Sent again in full: pointed at the passages above instead ("given above"),
+                // the 1.5B model wrote the pointer back as its answer.
+                let earlier = self.gathered.earlier_result(call);
+                Message::tool_result(&call.id, earlier.map(|e| e.to_string()).unwrap_or_default())
             })
             .collect();
         self.messages.push(message);

@@ -135,10 +135,16 @@ pub(super) fn state_figures_as_passages(
              with both its ends, a limit with its \"above\" or \"below\".",
         );
     } else {
-        note.push_str(&format!(
+        note.push_str(
             " Answer the question again from the line that is about what it asks, each figure \
              as that line states it: a range with both its ends, a limit with its \"above\" or \
-             \"below\". If no line is about what the question asks, write only {NO_ANSWER_CODE}."
+             \"below\".",
+        );
+    }
+    if misstated.iter().any(|figure| figure.stated_as.is_empty()) {
+        // Offered whenever, the 1.5B model took it for lines that did answer the question.
+        note.push_str(&format!(
+            " If the passages do not state what the question asks, write only {NO_ANSWER_CODE}."
         ));
     }
     if let Some(language) = asked_in {
