@@ -1881,7 +1881,7 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
     );
 
     // The check is the question alone (no passages), held to the topic schema; it is sent the
-    // tool list of the answer call after it, for the prompt cache.
+    // tool list of the answer call after it, for the prompt cache, with `tool_choice: none`.
     let checks = f.provider.topic_checks();
     assert_eq!(checks.len(), 1);
     let sent = messages(&checks[0]);
@@ -1893,7 +1893,7 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
     );
     assert_eq!(sent[2]["content"], TOPIC_QUESTION);
     assert_eq!(offered_tools(&checks[0]), vec!["search_docs"]);
-    assert!(checks[0].get("tool_choice").is_none(), "auto, the default");
+    assert_eq!(checks[0]["tool_choice"], "none");
     let topics = &checks[0]["response_format"]["json_schema"]["schema"]["properties"]["topic"];
     assert!(topics["enum"]
         .as_array()
