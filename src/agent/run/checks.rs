@@ -7,7 +7,7 @@
 //!
 //! - [`Rule::UnsupportedDocumentation`]: a documentation answer no passage supports;
 //! - [`Rule::MisstatedFigures`]: a documentation answer giving a figure otherwise than the
-//!   passages state it, after the re-ask about it ([`figures`]);
+//!   passages state it, after the re-ask about it ([`figures`](super::super::figures));
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
 //! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
 //!   (elevators, an electricity bill).
@@ -15,7 +15,6 @@
 //! Last, a library sentence (IDK, a refusal) is written in the question's language.
 
 use super::super::decision::{translated, Decision, IDK_MARKER};
-use super::super::figures;
 use super::super::grounding;
 use super::super::language;
 use super::super::links;
@@ -43,6 +42,9 @@ pub(super) struct CheckInputs<'a> {
     /// A documentation question under `REQUIRE_GROUNDED_ANSWERS`.
     pub needs_grounding: bool,
     pub require_grounded_answers: bool,
+    /// The answer gives a figure otherwise than the passages state it ([`figures`](super::super::figures)), as the
+    /// loop found when the answer came; not judged again here.
+    pub figures_misstated: bool,
     pub model: &'a str,
     pub prices: &'a PriceTable,
 }
@@ -57,10 +59,7 @@ pub(super) fn broken_rule(
     if checked.citations.is_empty() && inputs.needs_grounding && !live {
         return Some(Rule::UnsupportedDocumentation);
     }
-    if inputs.needs_grounding
-        && !live
-        && !figures::misstated(&checked.answer, inputs.question, &gathered.passages).is_empty()
-    {
+    if inputs.needs_grounding && !live && inputs.figures_misstated {
         return Some(Rule::MisstatedFigures);
     }
     if !(inputs.require_grounded_answers && live) {

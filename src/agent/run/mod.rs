@@ -48,6 +48,7 @@ use super::decision::{describes_tools, Decision, IDK_MARKER};
 use super::figures;
 use super::language;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
+use super::padding;
 use super::passages;
 use super::places::{self, KnownBuilding};
 use super::routing::{asks_for_history, route, Route};
@@ -285,6 +286,9 @@ pub struct AnswerRun<'a> {
     before_language_reask: Option<(String, Decision)>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
+    /// The final answer gives a figure otherwise than its passages (decided once, here, and
+    /// handed to the checks).
+    figures_misstated: bool,
 }
 
 impl<'a> AnswerRun<'a> {
@@ -323,6 +327,7 @@ impl<'a> AnswerRun<'a> {
             listed_last: Offer::Nothing,
             before_language_reask: None,
             referent: None,
+            figures_misstated: false,
         }
     }
 
@@ -752,20 +757,23 @@ impl<'a> AnswerRun<'a> {
                     .and_then(|asked| language::answered_in_other_language(asked, &answer))
             })
             .flatten();
-        let misstated = if decision == Decision::Answered && !describing && !self.reasked {
+        let misstated = if decision == Decision::Answered && !describing {
             self.misstated_figures(&answer)
         } else {
             Vec::new()
         };
         if let Some((earlier, earlier_decision)) = self.before_language_reask.take() {
             // Asked again in the question's language: that answer, unless it is no answer.
+            // (The earlier one passed the figure check: a misstated figure is re-asked first.)
             if describing || decision != Decision::Answered {
                 return self.finish(&earlier, earlier_decision);
             }
+            self.figures_misstated = !misstated.is_empty();
             return self.finish(&answer, decision);
         }
         let wrong = describing || refused_data || !misstated.is_empty() || other_language.is_some();
         if self.reasked || !wrong {
+            self.figures_misstated = !misstated.is_empty();
             return if describing {
                 // Asked once more and still describing tools: no answer was given.
                 self.finish(IDK_MARKER, Decision::Idk)
@@ -823,7 +831,8 @@ impl<'a> AnswerRun<'a> {
         if !judged {
             return Vec::new();
         }
-        figures::misstated(answer, &self.text, &self.gathered.passages)
+        // Judged as it will leave: a padding sentence the checks drop holds no figure.
+        figures::misstated(&padding::strip(answer), &self.text, &self.gathered.passages)
     }
 
     // The end.
@@ -843,6 +852,7 @@ impl<'a> AnswerRun<'a> {
             needs_grounding: self.route == Route::Documentation
                 && self.settings.require_grounded_answers,
             require_grounded_answers: self.settings.require_grounded_answers,
+            figures_misstated: self.figures_misstated,
             model: self.model,
             prices: self.prices,
         };
