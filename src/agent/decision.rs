@@ -206,11 +206,37 @@ impl CodeGate {
     }
 }
 
-/// Whether an answer names one of the tools ("call `get_occupancy` with the building id …"):
-/// it tells the reader how to look the answer up instead of giving it. Small models write
-/// such text when they should call the tool or read its result; no answer needs a tool's name.
+/// Whether an answer tells the reader how to look the answer up instead of giving it: it
+/// names one of the tools ("call `get_occupancy` with the building id …"), a function of its
+/// own making (`get_sensor_reading`), writes a call out as JSON, or sends the reader to search.
+/// Small models write such text when they should call the tool or read its result; no answer
+/// needs any of it.
 pub fn describes_tools<'a>(answer: &str, tool_names: impl IntoIterator<Item = &'a str>) -> bool {
+    let lower = answer.to_lowercase();
     tool_names.into_iter().any(|name| answer.contains(name))
+        || names_a_function(&lower)
+        || lower.contains("\"arguments\"")
+        || LOOK_IT_UP.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// How a small model sends the reader to look an answer up.
+const LOOK_IT_UP: &[&str] = &[
+    "you can search",
+    "search the documentation",
+    "search for \"",
+    "use the function",
+    "call the function",
+];
+
+/// Whether `text` holds a word like `get_sensor_reading`: a verb a tool starts with, an
+/// underscore, more.
+fn names_a_function(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|word| {
+            ["get_", "list_", "search_", "fetch_", "query_"]
+                .iter()
+                .any(|verb| word.starts_with(verb) && word.len() > verb.len())
+        })
 }
 
 /// Straight quotes and single spaces, without surrounding quotes or emphasis, so that
@@ -263,6 +289,20 @@ mod tests {
             tools
         ));
         assert!(!describes_tools("Room hq-101 has 6 people.", tools));
+        for described in [
+            "Dies kann durch die `get_sensor_reading` Funktion gemacht werden.",
+            r#"Call it as {"name": "x", "arguments": {"room_id": "hq-101"}}."#,
+            "To find the cost, you can search the documentation for \"CO2 sensor cost\".",
+        ] {
+            assert!(describes_tools(described, tools), "{described}");
+        }
+        for answered in [
+            "The sensor sensor_type co2 reads 812 ppm.",
+            "Open the windows above 1000 ppm.",
+            "Room get-well-soon is free.",
+        ] {
+            assert!(!describes_tools(answered, tools), "{answered}");
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         .flat_map(|(_, text)| passage_lines(text))
         .collect();
     let question_words = content_words(question);
+    let quantity = quantity_named(question);
     let answer = strip_markers(answer);
     let mut found: Vec<Misstated> = Vec::new();
     let mut any_in_passages = false;
@@ -49,7 +50,11 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
             .iter()
             .filter(|line| line.is_about(sentence, question, &sentence_words, &question_words))
             .collect();
-        for mention in mentions(&tokens(sentence)) {
+        let stated_here = mentions(&tokens(sentence));
+        // A sentence stating a figure in the asked quantity's unit may add another ("420 ppm,
+        // about 0.042 percent").
+        let quantity = quantity.filter(|asked| !stated_here.iter().any(|m| m.unit == Some(asked)));
+        for mention in stated_here {
             if asked.contains(&mention.value) || mention.listed {
                 continue;
             }
@@ -59,6 +64,16 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
                 .filter(|line| line.mentions.iter().any(|m| same(&m.value, &mention.value)))
                 .collect();
             any_in_passages |= !holding.is_empty();
+            if let Some(asked) = quantity.filter(|asked| mention.is_of_other_quantity(asked)) {
+                // "Which humidity is comfortable?" answered in °C: the figure is about the
+                // temperature line above the humidity one, however well that line states it.
+                found.push(Misstated {
+                    figure: mention.value.clone(),
+                    stated_as: holding.iter().map(|line| line.text.clone()).collect(),
+                    asked_about: lines_in_unit(&lines, asked, &question_words),
+                });
+                continue;
+            }
             // A range stated with both its ends, or a figure with the same unit, needs no
             // shared word: an answer in another language than the passages names the thing
             // in its own words.
@@ -99,6 +114,131 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     }
     found.dedup_by(|a, b| a.figure == b.figure);
     found
+}
+
+/// The one table row of `passages` that the question names by a label ("What CO2 level is
+/// poor?" names the "poor" row, not "very poor"), as (chunk id, row as written); `None` when no
+/// row with figures is named, or several are as closely. A row named by a longer label wins
+/// over one named by a part of it ("very poor" over "poor").
+pub fn row_asked_about(question: &str, passages: &[(String, String)]) -> Option<(String, String)> {
+    let mut best: Vec<(usize, &str, String)> = Vec::new();
+    for (id, text) in passages {
+        for line in passage_lines(text) {
+            if !line.is_row || line.mentions.is_empty() {
+                continue;
+            }
+            let Some(named) = line
+                .labels
+                .iter()
+                .filter(|label| has_phrase(question, label))
+                .map(String::len)
+                .max()
+            else {
+                continue;
+            };
+            if best.first().is_some_and(|(longest, ..)| named < *longest) {
+                continue;
+            }
+            if best.first().is_some_and(|(longest, ..)| named > *longest) {
+                best.clear();
+            }
+            if !best.iter().any(|(_, _, row)| *row == line.text) {
+                best.push((named, id.as_str(), line.text));
+            }
+        }
+    }
+    match best.as_slice() {
+        [(_, id, row)] => Some((id.to_string(), row.clone())),
+        _ => None,
+    }
+}
+
+/// The measured quantities a question may name, by the unit of their figures; names in the
+/// languages the agent answers in (German compounds hold them: "Luftfeuchtigkeit").
+const QUANTITIES: &[(&str, &[&str])] = &[
+    (
+        "%",
+        &[
+            "humidity",
+            "humidité",
+            "humedad",
+            "feuchte",
+            "feuchtigkeit",
+            "umidità",
+            "vochtigheid",
+            "humidade",
+        ],
+    ),
+    (
+        "°c",
+        &[
+            "temperature",
+            "température",
+            "temperatura",
+            "temperatur",
+            "warm",
+            "kalt",
+            "chaud",
+            "froid",
+        ],
+    ),
+    ("ppm", &["co2", "carbon"]),
+    (
+        "db",
+        &[
+            "noise", "loud", "bruit", "ruido", "lärm", "laut", "rumore", "geluid", "ruído",
+        ],
+    ),
+    (
+        "lux",
+        &[
+            "light",
+            "illuminance",
+            "lumière",
+            "luz",
+            "licht",
+            "luce",
+            "helligkeit",
+        ],
+    ),
+];
+
+/// The unit of the one quantity `question` names ("Which humidity …" → `%`); `None` when it
+/// names none or several.
+fn quantity_named(question: &str) -> Option<&'static str> {
+    let words: Vec<String> = tokens(question)
+        .into_iter()
+        .filter_map(|token| match token {
+            Token::Word(word) => Some(word),
+            _ => None,
+        })
+        .collect();
+    let mut named = QUANTITIES.iter().filter(|(_, names)| {
+        words
+            .iter()
+            .any(|word| names.iter().any(|name| word.contains(name)))
+    });
+    match (named.next(), named.next()) {
+        (Some((unit, _)), None) => Some(unit),
+        _ => None,
+    }
+}
+
+/// The passage lines with a figure in `unit`, those sharing a word with the question first:
+/// what an answer about that quantity is read from.
+fn lines_in_unit(lines: &[Line], unit: &str, question_words: &[String]) -> Vec<String> {
+    let in_unit: Vec<&Line> = lines
+        .iter()
+        .filter(|line| line.mentions.iter().any(|m| m.unit == Some(unit)))
+        .collect();
+    let (sharing, others): (Vec<&Line>, Vec<&Line>) = in_unit
+        .into_iter()
+        .partition(|line| line.words.iter().any(|w| question_words.contains(w)));
+    sharing
+        .into_iter()
+        .chain(others)
+        .map(|line| line.text.clone())
+        .collect()
 }
 
 /// One line of a passage: a table row or a sentence of prose.
@@ -319,6 +459,13 @@ struct Mention {
 }
 
 impl Mention {
+    /// Whether this figure is in the unit of a measured quantity other than the one `asked`.
+    fn is_of_other_quantity(&self, asked: &str) -> bool {
+        self.unit.is_some_and(|unit| {
+            unit != asked && QUANTITIES.iter().any(|(quantity, _)| *quantity == unit)
+        })
+    }
+
     /// Whether this mention (of a passage) states `stated` (of the answer's `sentence`).
     fn states(&self, stated: &Mention, sentence: &str) -> bool {
         if let (Some(here), Some(there)) = (self.unit, stated.unit) {

@@ -285,6 +285,41 @@ fn asked_subject(question: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether a question asks for an amount: how much, how many, a price, in the languages the
+/// agent answers in. Such a question answered without a number was not answered.
+pub fn asks_for_amount(question: &str) -> bool {
+    const PAIRS: &[[&str; 2]] = &[
+        ["how", "much"],
+        ["how", "many"],
+        ["wie", "viel"],
+        ["wie", "viele"],
+    ];
+    const WORDS: &[&str] = &[
+        "cost", "costs", "price", "kostet", "kosten", "preis", "combien", "prix", "coûte",
+        "cuánto", "cuánta", "cuántos", "cuántas", "precio", "cuesta", "quanto", "quanti", "quante",
+        "prezzo", "hoeveel", "prijs", "kost", "quantos", "quantas", "preço", "custa",
+    ];
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().any(|w| WORDS.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|pair| PAIRS.iter().any(|[a, b]| pair[0] == *a && pair[1] == *b))
+}
+
+/// Whether `answer` states a number: a word that starts with a digit (`120`, `1000ppm`, after
+/// a currency sign), not one that only holds digits (`CO2`, `hq-201`, a citation marker's id).
+pub fn states_a_number(answer: &str) -> bool {
+    strip_markers(answer).split_whitespace().any(|word| {
+        word.chars()
+            .find(|c| c.is_alphanumeric())
+            .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
 /// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap: the
 /// stem must keep `min_stem` letters (`ppm` stays) and not end in `s` itself (`class`).
 pub(super) fn singular(word: &str, min_stem: usize) -> &str {
@@ -537,6 +572,32 @@ pub(super) fn is_stopword(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_for_an_amount_are_told_apart() {
+        for question in [
+            "How much does a CrowdVision CO2 sensor cost to buy?",
+            "How many sensors may a room have?",
+            "Wie viel kostet ein Sensor?",
+            "Combien coûte un capteur ?",
+            "¿Cuánto cuesta un sensor?",
+            "What is the price of a sensor?",
+        ] {
+            assert!(asks_for_amount(question), "{question}");
+        }
+        for question in [
+            "What CO2 level is poor?",
+            "How do I convert Celsius to Fahrenheit?",
+        ] {
+            assert!(!asks_for_amount(question), "{question}");
+        }
+        assert!(!states_a_number(
+            "The CO2 sensor cost varies by model.[^ab12cd34ef56]"
+        ));
+        assert!(!states_a_number("Room hq-201 does not say."));
+        assert!(states_a_number("About €120."));
+        assert!(states_a_number("It costs 120 EUR.[^ab12cd34ef56]"));
+    }
 
     fn passages() -> Vec<(String, String)> {
         vec![

@@ -32,6 +32,7 @@ pub mod places;
 pub mod routing;
 pub mod run;
 pub mod scope;
+pub mod staleness;
 mod stream;
 pub mod tools;
 pub mod usage;

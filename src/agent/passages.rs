@@ -47,14 +47,23 @@ pub fn returned(content: &serde_json::Value) -> Vec<Passage<'_>> {
 /// share a word with the question, and are left out when none does.
 pub const WHOLE_PASSAGES: usize = 3;
 
+/// ... for a question in another language than the documentation's English: its words match
+/// no paragraph, so every passage it is given is given whole ("Quelle plage d'humidité …"
+/// found the humidity comfort range fifth, and it was left out).
+pub const WHOLE_PASSAGES_ACROSS_LANGUAGES: usize = 5;
+
 /// The passages of a `search_docs` result as plain text for the request, each headed by its
-/// marker, page and section; past the first [`WHOLE_PASSAGES`], only what matches `question`.
+/// marker, page and section; past the first `whole`, only what matches `question`.
 /// Every prompt token costs time on a small local model, and the lower-ranked passages are
 /// mostly about something else.
-pub fn as_prompt_text_for(content: &serde_json::Value, question: &str) -> Option<String> {
+pub fn as_prompt_text_for(
+    content: &serde_json::Value,
+    question: &str,
+    whole: usize,
+) -> Option<String> {
     let asked = question_words(question);
     write_passages(content, |rank, text| {
-        if rank < WHOLE_PASSAGES {
+        if rank < whole {
             Some(std::borrow::Cow::Borrowed(text))
         } else {
             matching_paragraphs(text, &asked).map(std::borrow::Cow::Owned)
@@ -201,7 +210,10 @@ mod tests {
             passage("p4", "Kept: relative humidity of 40 to 60 %.\n\nDropped: door counters."),
             passage("p5", "Nothing in common here at all."),
         ]});
-        let text = as_prompt_text_for(&content, "Which humidity is comfortable?").unwrap();
+        let text =
+            as_prompt_text_for(&content, "Which humidity is comfortable?", WHOLE_PASSAGES).unwrap();
+        let across = as_prompt_text_for(&content, "Quelle humidité ?", 5).unwrap();
+        assert!(across.contains("Dropped: door counters") && across.contains("Nothing in common"));
         for kept in [
             "About nothing asked.",
             "Whole two.",

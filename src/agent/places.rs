@@ -38,6 +38,8 @@ pub struct NamedPlaces {
     pub rooms: Vec<KnownRoom>,
     /// Ids after a place word that are none of the caller's buildings or of their rooms.
     pub unknown: Vec<String>,
+    /// The floor the question names ("on floor 3", "3rd floor").
+    pub floor: Option<i64>,
 }
 
 /// Buildings and rooms listed in the request at most: the rest are left to the tools.
@@ -76,10 +78,60 @@ pub fn describe(buildings: &[KnownBuilding], rooms: &[KnownRoom], named: &NamedP
             .iter()
             .map(|r| format!("room_id {} (building_id {})", r.id, r.building_id)),
     );
+    if let Some(floor) = named.floor.filter(|_| !rooms.is_empty()) {
+        // Given the floor's rooms, the 1.5B model lists them; left to pick them from the list,
+        // it answered with one.
+        let on_floor: Vec<String> = rooms
+            .iter()
+            .filter(|room| room.floor == Some(floor))
+            .map(|room| format!("{} ({})", room.name, room.id))
+            .collect();
+        if on_floor.is_empty() {
+            text.push_str(&format!("\nNone of these rooms is on floor {floor}."));
+        } else {
+            text.push_str(&format!("\nOn floor {floor}: {}.", on_floor.join(", ")));
+        }
+    }
     if !mentioned.is_empty() {
         text.push_str(&format!("\nThe question names: {}.", mentioned.join(", ")));
     }
     text
+}
+
+/// The floor `question` names: a number after "floor" (or its word in the languages the agent
+/// answers in), or an ordinal before it ("3rd floor").
+pub fn floor_named(question: &str) -> Option<i64> {
+    const FLOOR_WORDS: &[&str] = &[
+        "floor",
+        "level",
+        "etage",
+        "stock",
+        "stockwerk",
+        "geschoss",
+        "étage",
+        "niveau",
+        "piso",
+        "planta",
+        "piano",
+        "verdieping",
+        "andar",
+    ];
+    let words = words(question);
+    let number = |word: &str| -> Option<i64> {
+        let digits = word.trim_end_matches(|c: char| c.is_alphabetic() || c == '.');
+        (!digits.is_empty() && word.starts_with(|c: char| c.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    words.iter().enumerate().find_map(|(at, word)| {
+        if !FLOOR_WORDS.contains(&word.as_str()) {
+            return None;
+        }
+        words
+            .get(at + 1)
+            .and_then(|next| number(next))
+            .or_else(|| at.checked_sub(1).and_then(|before| number(&words[before])))
+    })
 }
 
 fn room_details(room: &KnownRoom) -> String {
@@ -172,6 +224,7 @@ pub fn resolve(question: &str, buildings: &[KnownBuilding], rooms: &[KnownRoom])
         buildings: named_buildings,
         rooms: named_rooms,
         unknown,
+        floor: floor_named(question),
     }
 }
 
@@ -545,6 +598,45 @@ mod tests {
             "The question names: building_id north-1, room_id n-201 (building_id north-1)."
         ));
         assert!(describe(&[], &[], &NamedPlaces::default()).ends_with("none."));
+    }
+
+    #[test]
+    fn a_floor_named_lists_its_rooms() {
+        for (question, floor) in [
+            (
+                "Which rooms does building north-1 have on floor 2?",
+                Some(2),
+            ),
+            ("What is on the 2nd floor of north-1?", Some(2)),
+            ("Welche Räume hat north-1 auf Etage 2?", Some(2)),
+            ("Quelles salles au étage 1 ?", Some(1)),
+            ("What is the CO2 level in room n-201?", None),
+            ("Which floor is the Board Room on?", None),
+        ] {
+            assert_eq!(floor_named(question), floor, "{question}");
+        }
+        let (buildings, rooms) = campus();
+        let north: Vec<KnownRoom> = rooms[..3].to_vec();
+        let named = resolve(
+            "Which rooms does north-1 have on floor 2?",
+            &buildings,
+            &north,
+        );
+        let text = describe(&buildings, &north, &named);
+        assert!(
+            text.contains("\nOn floor 2: Board Room (n-201).\n"),
+            "{text}"
+        );
+        let named = resolve(
+            "Which rooms does north-1 have on floor 9?",
+            &buildings,
+            &north,
+        );
+        let text = describe(&buildings, &north, &named);
+        assert!(
+            text.contains("\nNone of these rooms is on floor 9.\n"),
+            "{text}"
+        );
     }
 
     #[test]

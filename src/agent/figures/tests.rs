@@ -184,3 +184,88 @@ fn tokens_keep_ids_whole_and_split_ranges() {
         ]
     );
 }
+
+#[test]
+fn the_row_a_question_names_is_found_when_it_is_the_only_one() {
+    let row = |question: &str| row_asked_about(question, &passages()).map(|(_, row)| row);
+    assert_eq!(
+        row("What CO2 level is poor?").as_deref(),
+        Some("ppm: 1000 to 1400; band: poor; what to do: open windows or raise ventilation")
+    );
+    assert_eq!(
+        row("When is CO2 very poor?").as_deref(),
+        Some("ppm: above 1400; band: very poor; what to do: ventilate now")
+    );
+    assert_eq!(
+        row_asked_about("Is CO2 fair?", &passages())
+            .map(|(id, _)| id)
+            .as_deref(),
+        Some("co2")
+    );
+    // No row named, or two as closely: no row.
+    assert_eq!(row("How often do sensors report?"), None);
+    assert_eq!(row("Is CO2 good or poor?"), None);
+    // The header names columns, holds no figure, and is never the row.
+    assert_eq!(row("Which band is what to do?"), None);
+}
+
+#[test]
+fn the_row_asked_about_states_its_own_figures() {
+    let question = "What CO2 level is poor?";
+    let (id, row) = row_asked_about(question, &passages()).unwrap();
+    let quoted = format!("{row} [^{id}]");
+    assert!(misstated(&quoted, question, &passages()).is_empty());
+}
+
+const COMFORT: &str = "## Comfort range\n\nFor offices the comfort range is 20 to 24 °C in \
+winter and 22 to 26 °C in summer.\n\n## Comfort range\n\n40 to 60 %RH is comfortable and \
+healthy. Below 30 %RH air feels dry.\n";
+
+#[test]
+fn a_figure_of_another_quantity_than_the_question_names_is_misstated() {
+    let passages = vec![("comfort".to_string(), COMFORT.to_string())];
+    let judged = |question: &str, answer: &str| misstated(answer, question, &passages);
+    for (question, answer) in [
+        (
+            "Which relative humidity range is comfortable in an office?",
+            "It is 20 to 24 °C in winter.",
+        ),
+        (
+            "¿Qué humedad relativa es cómoda en una oficina?",
+            "Entre 20 y 24 grados Celsius en invierno.",
+        ),
+        (
+            "Welche Luftfeuchtigkeit ist im Büro angenehm?",
+            "20 bis 24 °C im Winter.",
+        ),
+    ] {
+        let found = judged(question, answer);
+        assert!(!found.is_empty(), "{question} / {answer}");
+        assert!(
+            found[0].asked_about[0].starts_with("40 to 60 %RH"),
+            "{found:?}"
+        );
+    }
+    for (question, answer) in [
+        (
+            "Which relative humidity range is comfortable in an office?",
+            "40 to 60 %RH is comfortable.",
+        ),
+        (
+            "What temperature is comfortable in an office in winter?",
+            "20 to 24 °C.",
+        ),
+        // Two quantities named: either may be answered.
+        (
+            "Which temperature and humidity are comfortable?",
+            "20 to 24 °C in winter and 40 to 60 %RH.",
+        ),
+        // No quantity named: nothing to hold the unit to.
+        (
+            "What is comfortable in an office?",
+            "20 to 24 °C in winter.",
+        ),
+    ] {
+        assert_eq!(judged(question, answer), vec![], "{question} / {answer}");
+    }
+}

@@ -2,23 +2,28 @@
 //!
 //! In turn: remote links neutralised; sentences about footnotes, passages or tools dropped
 //! ([`padding`]); markers checked against the passages returned (invented
-//! ones removed); an answer citing nothing gets its sentences attributed in code; then three
+//! ones removed); an answer citing nothing gets its sentences attributed in code; then the
 //! rules that end an answer as `idk` instead of passing on an invention:
 //!
 //! - [`Rule::UnsupportedDocumentation`]: a documentation answer no passage supports;
 //! - [`Rule::MisstatedFigures`]: a documentation answer giving a figure otherwise than the
 //!   passages state it, after the re-ask about it ([`figures`](super::super::figures));
+//! - [`Rule::NoAmountGiven`]: a documentation answer to "how much", "how many" or a price
+//!   that states no number (the 1.5B model wrote that prices vary instead of not knowing);
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
 //! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
 //!   (elevators, an electricity bill).
 //!
-//! Last, a library sentence (IDK, a refusal) is written in the question's language.
+//! A live answer stating a stale reading's value without its age gets a sentence saying it
+//! ([`staleness`]). Last, a library sentence (IDK, a refusal) is written in the question's
+//! language.
 
 use super::super::decision::{translated, Decision, IDK_MARKER};
 use super::super::grounding;
 use super::super::language;
 use super::super::links;
 use super::super::padding;
+use super::super::staleness;
 use super::super::usage::PriceTable;
 use super::gathered::Gathered;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
@@ -29,6 +34,7 @@ use crate::contract::{AskResponse, RetrievalReport};
 pub enum Rule {
     UnsupportedDocumentation,
     MisstatedFigures,
+    NoAmountGiven,
     InventedLiveFigures,
     SubjectNotReturned,
 }
@@ -62,6 +68,13 @@ pub(super) fn broken_rule(
     if inputs.needs_grounding && !live && inputs.figures_misstated {
         return Some(Rule::MisstatedFigures);
     }
+    if inputs.needs_grounding
+        && !live
+        && grounding::asks_for_amount(inputs.question)
+        && !grounding::states_a_number(&checked.answer)
+    {
+        return Some(Rule::NoAmountGiven);
+    }
     if !(inputs.require_grounded_answers && live) {
         return None;
     }
@@ -75,6 +88,20 @@ pub(super) fn broken_rule(
     None
 }
 
+/// `answer` with a sentence saying how old a stale reading it states is, when it does not say.
+fn with_age_of_stale_readings(
+    answer: String,
+    gathered: &Gathered,
+    inputs: &CheckInputs<'_>,
+) -> String {
+    let stale = gathered.stale_readings();
+    let language = inputs.asked_in.unwrap_or(language::Language::English);
+    match staleness::unsaid_age(&answer, &stale, language) {
+        Some(age) => format!("{} {age}", answer.trim_end()),
+        None => answer,
+    }
+}
+
 /// The response for `answer` as decided, after the checks.
 pub(super) fn respond(
     answer: &str,
@@ -84,7 +111,7 @@ pub(super) fn respond(
 ) -> AskResponse {
     let answer = links::neutralise(answer, inputs.allowed_hosts);
     let answer = if decision == Decision::Answered {
-        padding::strip(&answer)
+        with_age_of_stale_readings(padding::strip(&answer), &gathered, inputs)
     } else {
         answer
     };
@@ -151,5 +178,76 @@ pub(super) fn respond(
                 Vec::new()
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::citations::ChunkOrigin;
+
+    fn documentation_gathered() -> Gathered {
+        let mut gathered = Gathered::default();
+        gathered.returned_chunks.insert(
+            "co2".to_string(),
+            ChunkOrigin {
+                source: "user/sensor-co2.md".to_string(),
+                section: "CO2 sensors".to_string(),
+            },
+        );
+        gathered.passages.push((
+            "co2".to_string(),
+            "CO2 sensors measure indoor air in ppm. Outdoor air is about 420 ppm.".to_string(),
+        ));
+        gathered
+    }
+
+    #[test]
+    fn each_rule_breaks_on_its_own_answer() {
+        let prices = PriceTable::default();
+        let no_hosts: Vec<String> = Vec::new();
+        // (question, answer, figures misstated, the rule broken)
+        let table = [
+            ("What is outdoor CO2?", "About 420 ppm.[^co2]", false, None),
+            (
+                "What is outdoor CO2?",
+                "About 420 ppm.",
+                false,
+                Some(Rule::UnsupportedDocumentation),
+            ),
+            (
+                "What is outdoor CO2?",
+                "About 400 ppm.[^co2]",
+                true,
+                Some(Rule::MisstatedFigures),
+            ),
+            (
+                "How much does a CO2 sensor cost?",
+                "The cost varies by model.[^co2]",
+                false,
+                Some(Rule::NoAmountGiven),
+            ),
+            (
+                "How many ppm is outdoor air?",
+                "About 420 ppm.[^co2]",
+                false,
+                None,
+            ),
+        ];
+        for (question, answer, figures_misstated, rule) in table {
+            let gathered = documentation_gathered();
+            let inputs = CheckInputs {
+                question,
+                asked_in: None,
+                allowed_hosts: &no_hosts,
+                needs_grounding: true,
+                require_grounded_answers: true,
+                figures_misstated,
+                model: "m",
+                prices: &prices,
+            };
+            let checked = citations::check(answer, &gathered.returned_chunks);
+            assert_eq!(broken_rule(&checked, &inputs, &gathered), rule, "{answer}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! and what the live tools returned. Pure data with the small reads the rules make of it.
 
 use super::super::passages;
+use super::super::staleness;
 use super::super::tools::registry::ToolOutcome;
 use super::super::usage::{Cost, Usage};
 use super::SEARCH_DOCS;
@@ -91,6 +92,15 @@ impl Gathered {
             .iter()
             .find(|(tool, arguments, _)| *tool == call.name && *arguments == asked)
             .map(|(_, _, content)| content)
+    }
+
+    /// The readings the live tools returned marked stale.
+    pub fn stale_readings(&self) -> Vec<staleness::StaleReading> {
+        self.results
+            .iter()
+            .filter(|(tool, ..)| tool != SEARCH_DOCS)
+            .flat_map(|(_, _, content)| staleness::stale_readings(content))
+            .collect()
     }
 
     /// Everything the answer could draw figures from: live results and passages.

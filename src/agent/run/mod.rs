@@ -393,7 +393,13 @@ impl<'a> AnswerRun<'a> {
                 self.messages.push(assistant);
                 for (call, outcome) in calls.iter().zip(outcomes) {
                     let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
-                        .then(|| passages::as_prompt_text_for(&outcome.content, &self.text))
+                        .then(|| {
+                            passages::as_prompt_text_for(
+                                &outcome.content,
+                                &self.text,
+                                self.whole_passages(),
+                            )
+                        })
                         .flatten()
                         .unwrap_or_else(|| {
                             serde_json::to_string(&outcome.content).unwrap_or_default()
@@ -465,7 +471,11 @@ impl<'a> AnswerRun<'a> {
         // An unavailable search is no passages: the model may still call `search_docs`.
         let passages = match (calls.first(), outcomes.into_iter().next()) {
             (Some(call), Some(outcome)) if outcome.ok => {
-                let text = passages::as_prompt_text_for(&outcome.content, &self.text);
+                let text = passages::as_prompt_text_for(
+                    &outcome.content,
+                    &self.text,
+                    self.whole_passages(),
+                );
                 self.gathered.record(call, outcome);
                 text
             }
@@ -773,6 +783,11 @@ impl<'a> AnswerRun<'a> {
         }
         let wrong = describing || refused_data || !misstated.is_empty() || other_language.is_some();
         if self.reasked || !wrong {
+            if self.reasked && !misstated.is_empty() {
+                if let Some(quoted) = self.row_asked_about() {
+                    return self.finish(&quoted, Decision::Answered);
+                }
+            }
             self.figures_misstated = !misstated.is_empty();
             return if describing {
                 // Asked once more and still describing tools: no answer was given.
@@ -833,6 +848,24 @@ impl<'a> AnswerRun<'a> {
         }
         // Judged as it will leave: a padding sentence the checks drop holds no figure.
         figures::misstated(&padding::strip(answer), &self.text, &self.gathered.passages)
+    }
+
+    /// How many passages of a search are written whole (see [`passages::WHOLE_PASSAGES`]).
+    fn whole_passages(&self) -> usize {
+        match self.asked_in {
+            Some(language) if language != language::Language::English => {
+                passages::WHOLE_PASSAGES_ACROSS_LANGUAGES
+            }
+            _ => passages::WHOLE_PASSAGES,
+        }
+    }
+
+    /// The table row the question names, quoted with its citation: what a documentation answer
+    /// is when the model, asked again, still gives the row's figures otherwise (the 1.5B model
+    /// read "What CO2 level is poor?" as the "very poor" row, twice).
+    fn row_asked_about(&self) -> Option<String> {
+        let (chunk_id, row) = figures::row_asked_about(&self.text, &self.gathered.passages)?;
+        Some(format!("{row} [^{chunk_id}]"))
     }
 
     // The end.

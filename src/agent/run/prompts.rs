@@ -85,8 +85,8 @@ fn read_cut_answer_field(reply: &str) -> Option<String> {
 /// Asked once, without tools, when an answer is in another language than the question.
 pub(super) fn answer_in(language: super::super::language::Language) -> String {
     format!(
-        "The question is in {0}. Write your answer again in {0}, with the same facts, numbers \
-         and [^chunk_id] markers.",
+        "The question is in {0}. Write your answer again in {0}, in full sentences, with the \
+         same facts, numbers and [^chunk_id] markers.",
         language.name()
     )
 }

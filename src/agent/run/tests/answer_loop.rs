@@ -102,6 +102,35 @@ fn the_answer_loop() {
                 Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
             )
             .then(In::Text("Poor air: below 1400 ppm."), idk()),
+        docs_table(
+            "a row's figures misstated twice, the question naming that row: the row quoted",
+            "What CO2 level is poor?",
+        )
+        .then(
+            In::Text("Poor means above 1400 ppm."),
+            Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+        )
+        .then(
+            In::Text("It is poor above 1400 ppm."),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly("ppm: 1000 to 1400; band: poor [^co2-table]"),
+            ),
+        ),
+        docs_table(
+            "misstated twice, the question naming no one row: idk",
+            "Which CO2 bands are there?",
+        )
+        .then(
+            In::Text("Poor starts at 1400 ppm."),
+            Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+        )
+        .then(In::Text("Poor starts at 1400 ppm."), idk()),
+        docs_table(
+            "a question for an amount answered without one: idk",
+            "How much does a CO2 sensor cost?",
+        )
+        .then(In::Text("The price varies by model.[^co2-table]"), idk()),
         docs("asked about its figures, the model says the passages do not state it: idk")
             .then(
                 In::Text("Poor air is 1400 ppm."),

@@ -258,6 +258,19 @@ fn docs_passage() -> serde_json::Value {
     }]})
 }
 
+/// The CO2 bands as a table, asked about by the label of one row.
+fn docs_table(name: &'static str, question: &'static str) -> Case {
+    let table = json!({"results": [{
+        "chunk_id": "co2-table",
+        "source": "sensors/co2.md",
+        "section": "Bands",
+        "text": "| ppm | band |\n|---|---|\n| 1000 to 1400 | poor |\n| above 1400 | very poor |\n"
+    }]});
+    case(name, question, Out::Topic)
+        .then(in_scope(), Out::Tools(vec!["search_docs"], 0))
+        .then(In::Results(vec![(true, table)]), first_docs_call())
+}
+
 fn buildings() -> serde_json::Value {
     json!({"buildings": [
         {"id": "acme-hq", "name": "Acme Headquarters", "address": "1 Main St"},

@@ -2,7 +2,7 @@
 //! series go back point by point; long ones as overall figures plus up to [`BUCKETS`] time
 //! buckets, so a month of minute readings never floods the model.
 
-use super::{note_dropped, room, room_name, unavailable, LiveData, Reached};
+use super::{no_sensor_note, note_dropped, room, room_name, unavailable, LiveData, Reached};
 use crate::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
 use crate::downstream::{HistoryPoint, HistoryQuery};
 use async_trait::async_trait;
@@ -269,11 +269,7 @@ impl Tool for GetSensorHistory {
                     && s.sensor_type.eq_ignore_ascii_case(&args.sensor_type)
             });
         if !installed {
-            let note = format!(
-                "no {} sensor is installed in {}",
-                args.sensor_type.chars().take(40).collect::<String>(),
-                room.name
-            );
+            let note = no_sensor_note(Some(&args.sensor_type.to_ascii_lowercase()), &room.name);
             return Ok((json!({"points": [], "note": note}), note));
         }
         let query = HistoryQuery {

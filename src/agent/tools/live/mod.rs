@@ -84,6 +84,34 @@ impl LiveData {
     }
 }
 
+/// The sensor types the tools describe. A type outside them is not echoed back.
+pub const SENSOR_TYPES: &[&str] = &[
+    "occupancy",
+    "co2",
+    "temperature",
+    "humidity",
+    "noise",
+    "light",
+    "pm25",
+];
+
+/// The note for no sensor of type `wanted` (any type when `None`) installed in `place`. A type
+/// the tools do not know is not written back: "no electricity sensor is installed" put the
+/// question's subject into the results, and an answer about last month's electricity passed
+/// for one drawn from them.
+pub fn no_sensor_note(wanted: Option<&str>, place: &str) -> String {
+    match wanted {
+        None => format!("no sensor is installed in {place}"),
+        Some(kind) if SENSOR_TYPES.contains(&kind) => {
+            format!("no {kind} sensor is installed in {place}")
+        }
+        Some(_) => format!(
+            "no sensor of the type asked for is installed in {place}; sensor types are {}",
+            SENSOR_TYPES.join(", ")
+        ),
+    }
+}
+
 /// The one answer for a building the caller may not see, whether or not it exists. It does not
 /// even repeat the id, so two such answers are identical.
 pub fn not_found(_building_id: &str) -> ToolError {
@@ -144,5 +172,25 @@ fn note_dropped(what: &str, building_id: &str, dropped: usize) {
             dropped,
             "dropped downstream entries that do not belong to the building or have the wrong shape"
         );
+    }
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::*;
+
+    #[test]
+    fn a_sensor_type_the_tools_do_not_know_is_not_written_back() {
+        assert_eq!(
+            no_sensor_note(Some("co2"), "Storage"),
+            "no co2 sensor is installed in Storage"
+        );
+        assert_eq!(
+            no_sensor_note(None, "Storage"),
+            "no sensor is installed in Storage"
+        );
+        let unknown = no_sensor_note(Some("electricity"), "Acme Headquarters");
+        assert!(!unknown.contains("electricity"), "{unknown}");
+        assert!(unknown.contains("pm25"), "{unknown}");
     }
 }

@@ -2,7 +2,7 @@
 //! check the inventory against the building's rooms, so that "no sensor installed" and "no
 //! reading right now" are different answers.
 
-use super::{note_dropped, room_name, unavailable, LiveData, Reached};
+use super::{no_sensor_note, note_dropped, room_name, unavailable, LiveData, Reached};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::downstream::{Building, Reading, SensorInfo};
 use async_trait::async_trait;
@@ -157,13 +157,12 @@ impl Tool for GetLatestSensorData {
             .cloned()
             .collect();
         if sensors.is_empty() {
-            let what = wanted_type.map_or("sensor".to_string(), |t| format!("{t} sensor"));
             let place = args
                 .room_id
                 .as_deref()
                 .and_then(|id| room_name(&building, id))
                 .unwrap_or(&building.name);
-            let note = format!("no {what} is installed in {place}");
+            let note = no_sensor_note(wanted_type.as_deref(), place);
             return Ok((
                 json!({"building_id": building.id, "readings": [], "sensors_without_reading": [], "note": note}),
                 note,

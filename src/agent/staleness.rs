@@ -1,0 +1,217 @@
+//! An old reading given as if it were current. Pure.
+//!
+//! `get_latest_sensor_data` marks a reading `stale` (with its `age_minutes`) when its sensor
+//! has not reported for long. An answer that states such a reading's value and says nothing
+//! about its age reads as the room's condition now; the 1.5B model answered "51.0 %RH" for
+//! a three-day-old humidity reading. Such an answer gets one sentence added, in the question's
+//! language, saying how old the reading is.
+
+use super::grounding::{read_number, strip_markers};
+use super::language::Language;
+use serde_json::Value;
+
+/// A reading a tool returned marked stale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaleReading {
+    pub value: f64,
+    pub age_minutes: u64,
+}
+
+/// The stale readings of one tool result (`readings[]` with `stale: true`).
+pub fn stale_readings(content: &Value) -> Vec<StaleReading> {
+    let Some(readings) = content.get("readings").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    readings
+        .iter()
+        .filter(|reading| reading.get("stale").and_then(Value::as_bool) == Some(true))
+        .filter_map(|reading| {
+            Some(StaleReading {
+                value: reading.get("value")?.as_f64()?,
+                age_minutes: reading.get("age_minutes")?.as_u64()?,
+            })
+        })
+        .collect()
+}
+
+/// The sentence to add to `answer` when it states the value of one of `stale` and says
+/// nothing of its age; about the oldest such reading.
+pub fn unsaid_age(answer: &str, stale: &[StaleReading], language: Language) -> Option<String> {
+    let text = strip_markers(answer);
+    let stated = figures_of(&text);
+    let oldest = stale
+        .iter()
+        .filter(|reading| stated.contains(&reading.value))
+        .max_by_key(|reading| reading.age_minutes)?;
+    if says_age(&text) {
+        return None;
+    }
+    Some(age_sentence(oldest.age_minutes, language))
+}
+
+/// The numbers written in `text`, read as values (`51,0` and `51.0` are 51).
+fn figures_of(text: &str) -> Vec<f64> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .map(|token| token.trim_matches(|c| c == '.' || c == ','))
+        .filter(|token| token.starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|token| read_number(token).parse::<f64>().ok())
+        .collect()
+}
+
+/// Words by which an answer says a reading is old, in the languages the agent answers in.
+const AGE_WORDS: &[&str] = &[
+    "stale",
+    "old",
+    "ago",
+    "outdated",
+    "days",
+    "hours",
+    "veraltet",
+    "alt",
+    "tage",
+    "tagen",
+    "stunden",
+    "jours",
+    "heures",
+    "ancien",
+    "ancienne",
+    "périmé",
+    "hace",
+    "días",
+    "horas",
+    "antigua",
+    "antiguo",
+    "desactualizada",
+    "fa",
+    "giorni",
+    "ore",
+    "vecchia",
+    "oud",
+    "dagen",
+    "uur",
+    "geleden",
+    "verouderd",
+    "dias",
+    "atrás",
+    "antiga",
+    "desatualizada",
+];
+
+fn says_age(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    lower.contains("il y a")
+        || lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| AGE_WORDS.contains(&word))
+}
+
+/// "This reading is 3 days old …" in `language`; in days from two days up, in hours from two
+/// hours up, else in minutes.
+fn age_sentence(age_minutes: u64, language: Language) -> String {
+    let (count, unit) = match age_minutes {
+        m if m >= 2 * 24 * 60 => (m / (24 * 60), 0),
+        m if m >= 2 * 60 => (m / 60, 1),
+        m => (m, 2),
+    };
+    // [days, hours, minutes] and the sentence around "{age}".
+    let (units, sentence): ([&str; 3], &str) = match language {
+        Language::English => (
+            ["days", "hours", "minutes"],
+            "This reading is {age} old and may not be current.",
+        ),
+        Language::German => (
+            ["Tage", "Stunden", "Minuten"],
+            "Dieser Messwert ist {age} alt und womöglich nicht mehr aktuell.",
+        ),
+        Language::French => (
+            ["jours", "heures", "minutes"],
+            "Cette mesure date d'il y a {age} et n'est peut-être plus actuelle.",
+        ),
+        Language::Spanish => (
+            ["días", "horas", "minutos"],
+            "Esta lectura es de hace {age} y puede no estar actualizada.",
+        ),
+        Language::Italian => (
+            ["giorni", "ore", "minuti"],
+            "Questa lettura risale a {age} fa e potrebbe non essere attuale.",
+        ),
+        Language::Dutch => (
+            ["dagen", "uur", "minuten"],
+            "Deze meting is {age} oud en mogelijk niet meer actueel.",
+        ),
+        Language::Portuguese => (
+            ["dias", "horas", "minutos"],
+            "Esta leitura é de há {age} e pode não estar atualizada.",
+        ),
+    };
+    sentence.replace("{age}", &format!("{count} {}", units[unit]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn humidity() -> Vec<StaleReading> {
+        stale_readings(&json!({"readings": [
+            {"value": 51.0, "unit": "%RH", "age_minutes": 4326, "stale": true},
+            {"value": 22.4, "unit": "°C", "age_minutes": 3, "stale": false},
+        ]}))
+    }
+
+    #[test]
+    fn only_readings_marked_stale_are_read() {
+        assert_eq!(
+            humidity(),
+            vec![StaleReading {
+                value: 51.0,
+                age_minutes: 4326
+            }]
+        );
+        assert!(stale_readings(&json!({"note": "no sensor"})).is_empty());
+    }
+
+    #[test]
+    fn a_stale_value_stated_without_its_age_gets_the_age_added() {
+        let table = [
+            (
+                "The latest humidity in hq-204 is 51.0%RH.",
+                Language::English,
+                Some("This reading is 3 days old and may not be current."),
+            ),
+            (
+                "Die Luftfeuchtigkeit in hq-204 beträgt 51 %RH.[^x1]",
+                Language::German,
+                Some("Dieser Messwert ist 3 Tage alt und womöglich nicht mehr aktuell."),
+            ),
+            (
+                "L'humidité est de 51,0 %RH.",
+                Language::French,
+                Some("Cette mesure date d'il y a 3 jours et n'est peut-être plus actuelle."),
+            ),
+            // Its age said already, or the stale value not stated: nothing added.
+            ("51 %RH, measured 3 days ago.", Language::English, None),
+            ("The reading is stale: 51 %RH.", Language::English, None),
+            ("It is 22.4 °C.", Language::English, None),
+        ];
+        for (answer, language, added) in table {
+            assert_eq!(
+                unsaid_age(answer, &humidity(), language).as_deref(),
+                added,
+                "{answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn ages_are_told_in_days_hours_or_minutes() {
+        assert_eq!(
+            age_sentence(150, Language::English),
+            "This reading is 2 hours old and may not be current."
+        );
+        assert_eq!(
+            age_sentence(45, Language::Spanish),
+            "Esta lectura es de hace 45 minutos y puede no estar actualizada."
+        );
+    }
+}
