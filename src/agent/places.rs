@@ -79,8 +79,8 @@ pub fn describe(buildings: &[KnownBuilding], rooms: &[KnownRoom], named: &NamedP
             .map(|r| format!("room_id {} (building_id {})", r.id, r.building_id)),
     );
     if let Some(floor) = named.floor.filter(|_| !rooms.is_empty()) {
-        // Given the floor's rooms, the 1.5B model lists them; left to pick them from the list,
-        // it answered with one.
+        // Picking a floor's rooms out of the list is left to the model otherwise; the 1.5B
+        // one answered with the first of them.
         let on_floor: Vec<String> = rooms
             .iter()
             .filter(|room| room.floor == Some(floor))
