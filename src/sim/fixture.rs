@@ -367,15 +367,7 @@ history:
             .iter()
             .map(|s| s.sensor_type.as_str())
             .collect();
-        for documented in [
-            "occupancy",
-            "co2",
-            "temperature",
-            "humidity",
-            "noise",
-            "light",
-            "pm25",
-        ] {
+        for documented in crate::agent::tools::live::SENSOR_TYPES {
             assert!(types.contains(documented), "no {documented} sensor");
         }
         let equipped: HashSet<(&str, &str)> = fixture
