@@ -100,6 +100,7 @@ impl Agent {
                 require_grounded_answers: config.llm.require_grounded_answers,
                 scope_check: config.llm.scope_check,
                 search_first: config.llm.search_first,
+                search_again: config.llm.search_again,
                 stable_tool_prefix: config.llm.stable_tool_prefix,
             },
             ModelChoice {

@@ -5,7 +5,9 @@
 //! - [`conversation`]: the turns and totals of a `chat` session.
 //! - [`routing`]: where a question goes first (library greeting, live tools, documentation).
 //! - [`passages`]: search results read back, and written into a request (tables as rows).
-//! - [`places`]: which of the caller's buildings and rooms a question names.
+//! - [`places`]: which of the caller's buildings and rooms a question names; [`clarify`] the
+//!   question back when a room name is in several of them; [`plan`] the first live call
+//!   made by rule when the question names one place and one thing.
 //! - [`scope`]: the typed topic check that declines off-topic requests.
 //! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
 //!   checked against what the tools returned.
@@ -17,6 +19,7 @@
 
 pub mod answer;
 pub mod chart;
+pub mod clarify;
 pub mod conversation;
 pub mod decision;
 pub mod figures;
@@ -29,6 +32,7 @@ pub mod openai;
 pub mod padding;
 pub mod passages;
 pub mod places;
+pub mod plan;
 pub mod routing;
 pub mod run;
 pub mod scope;

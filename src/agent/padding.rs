@@ -46,6 +46,8 @@ const META_OPENINGS: &[&str] = &[
 /// `answer` without meta sentences and meta openings. An answer that would be left empty is
 /// returned as it was.
 pub fn strip(answer: &str) -> String {
+    // An elision mark copied from a prompt's layout ("[...] The rooms are …") says nothing.
+    let answer = &answer.replace("[...]", "").replace("[…]", "");
     let kept: Vec<String> = answer
         .split('\n')
         .map(|line| {
@@ -141,6 +143,10 @@ mod tests {
     #[test]
     fn meta_sentences_go_and_the_answer_stays() {
         let table = [
+            (
+                "[...] The rooms on floor 3 are Server Room (hq-301) and Storage (hq-302).",
+                "The rooms on floor 3 are Server Room (hq-301) and Storage (hq-302).",
+            ),
             (
                 "Poor is 1000 to 1400 ppm [^a]. The footnote above points to the source.",
                 "Poor is 1000 to 1400 ppm [^a].",

@@ -326,6 +326,73 @@ pub fn building_names_in(question: &str) -> Vec<String> {
     names
 }
 
+/// Words for rooms in the plural, in the languages the agent answers in.
+const ROOMS_WORDS: &[&str] = &[
+    "rooms",
+    "räume",
+    "zimmer",
+    "salles",
+    "pièces",
+    "salas",
+    "habitaciones",
+    "stanze",
+    "ruimtes",
+    "kamers",
+];
+/// Words that ask for something measured in rooms rather than for the rooms themselves.
+const MEASURE_WORDS: &[&str] = &[
+    "co2",
+    "temperature",
+    "warm",
+    "cold",
+    "humidity",
+    "noise",
+    "loud",
+    "light",
+    "pm25",
+    "people",
+    "occupancy",
+    "occupied",
+    "busy",
+    "full",
+    "sensor",
+    "sensors",
+    "reading",
+    "readings",
+    "temperatur",
+    "feuchtigkeit",
+    "personen",
+    "belegung",
+    "température",
+    "humidité",
+    "personnes",
+    "temperatura",
+    "humedad",
+    "personas",
+    "persone",
+];
+
+/// Whether `question` asks which rooms are on the floor it names ("Which rooms does building
+/// acme-hq have on floor 3?"), which the rooms listed for it answer, rather than for something
+/// measured in them.
+pub fn asks_for_rooms_on_floor(question: &str) -> bool {
+    let words = words(question);
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    floor_named(question).is_some() && has(ROOMS_WORDS) && !has(MEASURE_WORDS)
+}
+
+/// Whether `question` may name a place in words: a capitalised word past its first that is
+/// neither a question word nor a code like "CO2" ("How many people are in the Lobby?").
+pub fn may_name_a_place(question: &str) -> bool {
+    question
+        .split_whitespace()
+        .skip(1)
+        .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|t| t.chars().next().is_some_and(char::is_uppercase))
+        .filter(|t| !t.chars().any(|c| c.is_ascii_digit()))
+        .any(|t| !NOT_NAMES.contains(&t.to_lowercase().as_str()))
+}
+
 /// Whether a building name from the question is one of the caller's buildings or rooms.
 fn known_name(name: &str, buildings: &[KnownBuilding], rooms: &[KnownRoom]) -> bool {
     let words = name_words(name);
@@ -462,6 +529,40 @@ mod tests {
         ];
         for (question, want) in table {
             assert_eq!(building_names_in(question), want, "{question}");
+        }
+    }
+
+    #[test]
+    fn a_question_for_the_rooms_on_a_floor_is_told_from_one_about_what_they_measure() {
+        assert!(asks_for_rooms_on_floor(
+            "Which rooms does building acme-hq have on floor 3?"
+        ));
+        assert!(asks_for_rooms_on_floor(
+            "Welche Räume hat acme-hq im 2. Stock?"
+        ));
+        for question in [
+            "What is the CO2 level in the rooms on floor 3?",
+            "Which rooms does building acme-hq have?",
+            "How many people are on floor 2 of acme-hq?",
+        ] {
+            assert!(!asks_for_rooms_on_floor(question), "{question}");
+        }
+    }
+
+    #[test]
+    fn a_place_may_be_named_by_a_capitalised_word_past_the_first() {
+        for question in [
+            "How many people are in the Lobby right now?",
+            "Is the Board Room full?",
+        ] {
+            assert!(may_name_a_place(question), "{question}");
+        }
+        for question in [
+            "How many people are in my buildings right now?",
+            "What is the CO2 level right now?",
+            "Which buildings can I see?",
+        ] {
+            assert!(!may_name_a_place(question), "{question}");
         }
     }
 

@@ -130,9 +130,112 @@ pub fn parse_topic(reply: &str) -> Option<Topic> {
     serde_json::from_str::<Reply>(text).ok().map(|r| r.topic)
 }
 
+/// Verbs asking for a piece of writing, in the languages the agent answers in.
+const WRITING_VERBS: &[&str] = &[
+    "write",
+    "compose",
+    "make up",
+    "tell me",
+    "rhyme",
+    "schreib",
+    "schreibe",
+    "erzähl",
+    "erzähle",
+    "dichte",
+    "écris",
+    "écrivez",
+    "raconte",
+    "compose-moi",
+    "escribe",
+    "escríbeme",
+    "cuéntame",
+    "compón",
+    "scrivi",
+    "scrivimi",
+    "raccontami",
+    "escreva",
+];
+/// Forms of writing this assistant does not produce.
+const WRITING_FORMS: &[&str] = &[
+    "poem",
+    "poems",
+    "limerick",
+    "limericks",
+    "haiku",
+    "sonnet",
+    "song",
+    "lyrics",
+    "rap",
+    "joke",
+    "jokes",
+    "story",
+    "fairy tale",
+    "essay",
+    "gedicht",
+    "reim",
+    "witz",
+    "witze",
+    "geschichte",
+    "märchen",
+    "lied",
+    "aufsatz",
+    "poème",
+    "blague",
+    "chanson",
+    "conte",
+    "histoire",
+    "poema",
+    "chiste",
+    "canción",
+    "cuento",
+    "historia",
+    "poesia",
+    "barzelletta",
+    "canzone",
+    "storia",
+    "piada",
+    "música",
+];
+
+/// Whether `question` asks for a poem, a joke, a story or another piece of writing, alone or
+/// beside a question in scope ("List my buildings, then write a limerick about them"). Such a
+/// request is declined by rule before any tool is called: a live question skips the topic
+/// check, and a refusal written after the tools returned data reads as a failed answer.
+pub fn asks_for_writing(question: &str) -> bool {
+    let text = format!(" {} ", super::routing::words(question).join(" "));
+    let has = |list: &[&str]| {
+        list.iter()
+            .any(|phrase| text.contains(&format!(" {phrase} ")))
+    };
+    has(WRITING_VERBS) && has(WRITING_FORMS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_for_writing_is_told_apart_from_questions_that_mention_writing() {
+        for question in [
+            "List my buildings, then write a limerick about them.",
+            "Write me a poem about CO2.",
+            "Tell me a joke about sensors",
+            "Schreib ein Gedicht über meine Gebäude.",
+            "Écris une chanson sur la salle de réunion.",
+            "Escribe un poema sobre el edificio acme-hq.",
+        ] {
+            assert!(asks_for_writing(question), "{question}");
+        }
+        for question in [
+            "How do I write a sensor's name?",
+            "Which floor is the story of room hq-301?",
+            "Tell me the CO2 level in room hq-201 right now.",
+            "What is the CO2 history of room hq-201?",
+            "Which rooms does building acme-hq have on floor 3?",
+        ] {
+            assert!(!asks_for_writing(question), "{question}");
+        }
+    }
 
     #[test]
     fn every_topic_is_in_the_schema_under_the_name_it_parses_from() {

@@ -42,6 +42,7 @@ impl Config {
             require_grounded_answers: r.boolean("REQUIRE_GROUNDED_ANSWERS")?,
             scope_check: r.boolean("SCOPE_CHECK")?,
             search_first: r.boolean("SEARCH_FIRST")?,
+            search_again: r.boolean("SEARCH_AGAIN")?,
             stable_tool_prefix: r.boolean("STABLE_TOOL_PREFIX")?,
             link_allowed_hosts: r.list("LINK_ALLOWED_HOSTS"),
             tool_timeout: Duration::from_secs_f64(r.number("TOOL_TIMEOUT_SECONDS")?),

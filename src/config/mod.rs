@@ -82,6 +82,8 @@ pub struct LlmConfig {
     /// `SEARCH_FIRST`: a documentation question is searched before the model is called and
     /// the passages go with it (small models rarely call `search_docs` on their own).
     pub search_first: bool,
+    /// `SEARCH_AGAIN`: the answer calls after the first search may search again.
+    pub search_again: bool,
     /// `STABLE_TOOL_PREFIX`: every model call sends the whole tool list.
     pub stable_tool_prefix: bool,
     /// Hosts answers may link to or show images from (`LINK_ALLOWED_HOSTS`).

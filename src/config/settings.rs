@@ -177,6 +177,8 @@ pub const TABLE: &[Setting] = &[
         .doc("a model call that may call no tool (the topic check, a re-ask) is still sent the tool list of the call before it, with `tool_choice: none`, so the provider's prompt cache holds the system prompt and the tool schemas; `false` sends such calls no tools"),
     setting("SEARCH_FIRST", Provider, Bool, Value("true"))
         .doc("a documentation question is searched (as the caller) before the first model call and the passages are sent with it; `false` leaves the search to the model's own `search_docs` call"),
+    setting("SEARCH_AGAIN", Provider, Bool, Value("false"))
+        .doc("the answer calls of a documentation question searched first may call `search_docs` again; `false` offers them no tool, so the answer comes from the passages searched with the question and the request carries no tool schema (175 prompt tokens with the local 1.5B model's template)"),
     setting("LINK_ALLOWED_HOSTS", Provider, List, Unset)
         .doc("hosts (and their subdomains) an answer may link to or show images from; other images become `[image: ALT]`, other links keep only their text"),
     setting("HISTORY", Provider, Bool, Value("true"))

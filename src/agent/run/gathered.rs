@@ -66,6 +66,10 @@ impl Gathered {
             self.live_results.push(
                 read.unwrap_or_else(|| serde_json::to_string(&outcome.content).unwrap_or_default()),
             );
+        } else if let Some(message) = refused_arguments(&outcome.content) {
+            // A call refused for its arguments ("a history window may be at most 7 days
+            // long"): the answer may pass the reason on, figures included.
+            self.live_results.push(message.to_string());
         }
         if outcome.ok {
             self.results.push((
@@ -111,6 +115,15 @@ impl Gathered {
             .chain(self.passages.iter().map(|(_, text)| text.as_str()))
             .collect()
     }
+}
+
+/// The message of a tool's refusal of its arguments (`{"error": {"kind": "bad_arguments",
+/// "message": …}}`).
+fn refused_arguments(content: &serde_json::Value) -> Option<&str> {
+    let error = content.get("error")?;
+    (error.get("kind")?.as_str()? == "bad_arguments")
+        .then(|| error.get("message")?.as_str())
+        .flatten()
 }
 
 /// The arguments for the trace and the events: the JSON the model sent, or its text when it

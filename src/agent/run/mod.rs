@@ -44,6 +44,8 @@ pub use gathered::arguments_value;
 pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
 pub use turn::{LoopState, TurnVerdict};
 
+use super::clarify;
+use super::decision::REFUSAL;
 use super::decision::{describes_tools, Decision, IDK_MARKER};
 use super::figures;
 use super::language;
@@ -51,8 +53,9 @@ use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
 use super::padding;
 use super::passages;
 use super::places::{self, KnownBuilding};
+use super::plan;
 use super::routing::{asks_for_history, route, Route};
-use super::scope::{parse_topic, Topic, TOPIC_QUESTION};
+use super::scope::{asks_for_writing, parse_topic, Topic, TOPIC_QUESTION};
 use super::tools::registry::ToolOutcome;
 use super::usage::PriceTable;
 use crate::contract::{AskResponse, HistoryRole, Question};
@@ -69,6 +72,8 @@ const GET_SENSOR_HISTORY: &str = "get_sensor_history";
 
 /// Buildings whose rooms are looked up before the first model call, at most.
 const MAX_BUILDINGS_LOOKED_UP: usize = 3;
+/// Buildings whose rooms are looked up at most for a room named in words and no building.
+const MAX_BUILDINGS_SCANNED: usize = 8;
 
 /// Prior turns kept from a conversation; older ones are dropped first.
 pub const MAX_HISTORY_MESSAGES: usize = 40;
@@ -92,6 +97,9 @@ pub struct AgentSettings {
     /// A documentation question is searched before the first model call and the passages are
     /// sent with it; without it the model decides whether to call `search_docs`.
     pub search_first: bool,
+    /// The answer calls after the library's search may call `search_docs` again; without it
+    /// they are offered no tool and the answer comes from the passages given.
+    pub search_again: bool,
     /// Every model call is sent the whole tool list, so that all calls share one cacheable
     /// prefix; what a step offers is then held by `tool_choice` and by refusing calls to
     /// tools it does not offer.
@@ -238,6 +246,9 @@ enum Phase {
         buildings: Vec<KnownBuilding>,
         /// The question, and the turns before it when it names no building itself.
         searched: String,
+        /// Every building was looked up, none being named: only the rooms the question
+        /// names (and their buildings' rooms) go into the request.
+        scanned: bool,
     },
     /// The model's turn; `held`: this call was held to the `answer` field.
     Answer {
@@ -286,6 +297,9 @@ pub struct AnswerRun<'a> {
     before_language_reask: Option<(String, Decision)>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
+    /// The places text answers the question itself (the rooms on the floor it names): the
+    /// first live hop is offered no tool.
+    places_answer: bool,
     /// The final answer gives a figure otherwise than its passages (decided once, here, and
     /// handed to the checks).
     figures_misstated: bool,
@@ -327,6 +341,7 @@ impl<'a> AnswerRun<'a> {
             listed_last: Offer::Nothing,
             before_language_reask: None,
             referent: None,
+            places_answer: false,
             figures_misstated: false,
         }
     }
@@ -346,6 +361,10 @@ impl<'a> AnswerRun<'a> {
 
     /// The first step.
     pub fn start(&mut self) -> Step {
+        if self.settings.scope_check && asks_for_writing(&self.question.text) {
+            // Declined whole, before a tool returns data the refusal would then follow.
+            return self.finish(REFUSAL, Decision::Declined);
+        }
         match self.route {
             Route::Greeting(kind) => self.finish(kind.reply(), Decision::Answered),
             Route::Documentation if self.settings.scope_check => self.check_topic(),
@@ -387,7 +406,8 @@ impl<'a> AnswerRun<'a> {
             Phase::Rooms {
                 buildings,
                 searched,
-            } => self.rooms_returned(calls, outcomes, buildings, searched),
+                scanned,
+            } => self.rooms_returned(calls, outcomes, buildings, searched, scanned),
             Phase::ModelTools => {
                 let assistant = Message::assistant_calls(calls.clone());
                 self.messages.push(assistant);
@@ -516,7 +536,7 @@ impl<'a> AnswerRun<'a> {
                  building.",
                 referred.id, referred.name
             ));
-            return self.rooms_returned(Vec::new(), Vec::new(), buildings, referred.id);
+            return self.rooms_returned(Vec::new(), Vec::new(), buildings, referred.id, false);
         }
         if named.is_empty() {
             // A follow-up ("and the first one?") names its place in the turns before it.
@@ -526,9 +546,25 @@ impl<'a> AnswerRun<'a> {
             }
             named = places::buildings_named(&searched, &buildings);
         }
+        // A room named in words ("the Lobby") in a question that names no building: every
+        // building's rooms are looked up, to find which buildings have such a room.
+        let scanned = named.is_empty()
+            && places::may_name_a_place(&self.text)
+            && places::building_names_in(&self.text).is_empty();
+        if scanned {
+            named = buildings
+                .iter()
+                .take(MAX_BUILDINGS_SCANNED)
+                .cloned()
+                .collect();
+        }
         let calls = named
             .iter()
-            .take(MAX_BUILDINGS_LOOKED_UP)
+            .take(if scanned {
+                MAX_BUILDINGS_SCANNED
+            } else {
+                MAX_BUILDINGS_LOOKED_UP
+            })
             .enumerate()
             .map(|(i, building)| {
                 library_call(
@@ -542,6 +578,7 @@ impl<'a> AnswerRun<'a> {
             Phase::Rooms {
                 buildings,
                 searched,
+                scanned,
             },
             calls,
         )
@@ -566,6 +603,7 @@ impl<'a> AnswerRun<'a> {
         outcomes: Vec<ToolOutcome>,
         buildings: Vec<KnownBuilding>,
         searched: String,
+        scanned: bool,
     ) -> Step {
         let mut rooms = Vec::new();
         for (call, outcome) in calls.iter().zip(outcomes) {
@@ -584,12 +622,39 @@ impl<'a> AnswerRun<'a> {
             // else's, the answer is the same.
             return self.finish(IDK_MARKER, Decision::Idk);
         }
+        if let Some(candidates) = clarify::ambiguous_rooms(&resolved) {
+            let question_back = clarify::which_one(candidates, &buildings, self.asked_in);
+            return self.finish(&question_back, Decision::Answered);
+        }
+        if scanned {
+            // The rooms of buildings the question does not name stay out of the request.
+            rooms.retain(|room| {
+                resolved
+                    .rooms
+                    .iter()
+                    .any(|r| r.building_id == room.building_id)
+            });
+        }
+        self.places_answer = !rooms.is_empty() && places::asks_for_rooms_on_floor(&self.text);
         let mut known = places::describe(&buildings, &rooms, &resolved);
         if let Some(referent) = &self.referent {
             known.push('\n');
             known.push_str(referent);
         }
-        self.open(Some(known))
+        match plan::first_live_call(&self.text, &resolved)
+            .filter(|planned| self.toolbox.has(planned.tool) && !self.places_answer)
+        {
+            Some(planned) => self.make_planned_call(planned, &known),
+            None => self.open(Some(known)),
+        }
+    }
+
+    /// The conversation opened with the question and the call the library made for the model
+    /// (`plan`): the model reads its result as if it had asked, then answers or calls more.
+    fn make_planned_call(&mut self, planned: plan::PlannedCall, looked_up: &str) -> Step {
+        self.messages = self.opening_messages(Some(looked_up));
+        let call = library_call("planned-0", planned.tool, planned.arguments);
+        self.hand_out(Phase::ModelTools, vec![call])
     }
 
     /// The conversation opened with the question (and what was looked up for it); the first
@@ -603,14 +668,25 @@ impl<'a> AnswerRun<'a> {
             && self.toolbox.offers(Offer::DocsOnly);
         self.first_offer = Some(if live_first && history_first {
             (Offer::HistoryOnly, ToolChoice::Required)
+        } else if live_first && self.places_answer {
+            // Offered the live tools (required or not), the 1.5B model called get_room for
+            // the floor's first room and answered about it alone, though the floor's rooms
+            // were listed before the question.
+            (Offer::Nothing, ToolChoice::Auto)
         } else if live_first {
             (Offer::LiveOnly, ToolChoice::Required)
+        } else if docs_first && !self.settings.search_again {
+            // Searched with the question itself; the tool schema alone would cost the local
+            // 1.5B model 175 prompt tokens a call, and its own searches rarely found more.
+            (Offer::Nothing, ToolChoice::Auto)
         } else if docs_first {
             (Offer::DocsOnly, ToolChoice::Auto)
         } else {
             (Offer::Everything, ToolChoice::Auto)
         });
-        if docs_first && self.settings.stable_tool_prefix {
+        if docs_first && !self.settings.search_again {
+            self.later_offer = Offer::Nothing;
+        } else if docs_first && self.settings.stable_tool_prefix {
             // The tool list is rendered before the conversation: a hop sent another list
             // re-reads the passages. A documentation question keeps `search_docs` alone.
             self.later_offer = Offer::DocsOnly;

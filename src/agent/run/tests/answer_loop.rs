@@ -3,17 +3,20 @@
 
 use super::*;
 
-/// A live question in German, up to the answer call after its occupancy came back.
+/// A live question in German, up to the answer call after its occupancy came back (the
+/// library's planned call: one room, its occupancy).
 fn german_after_occupancy(name: &'static str) -> Case {
-    live_asking(
+    case(
         name,
         "Wie viele Personen sind gerade im Raum hq-101 des Gebäudes acme-hq?",
+        Out::Tools(vec!["list_buildings"], 0),
     )
     .then(
-        In::Calls(vec![(
-            "get_occupancy",
-            r#"{"building_id":"acme-hq","room_id":"hq-101"}"#,
-        )]),
+        In::Results(vec![(true, buildings())]),
+        Out::Tools(vec!["get_building"], 0),
+    )
+    .then(
+        In::Results(vec![(true, hq_rooms())]),
         Out::Tools(vec!["get_occupancy"], 0),
     )
     .then(In::Results(vec![(true, occupancy())]), any_call())
@@ -216,6 +219,36 @@ fn the_answer_loop() {
             In::Text("NO_ANSWER"),
             Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
         ),
+        live("a refused window's reason, figures included, may be passed on")
+            .then(
+                In::Calls(vec![(
+                    "get_sensor_history",
+                    r#"{"building_id":"acme-hq","room_id":"hq-101","sensor_type":"co2","from":"14 days ago"}"#,
+                )]),
+                Out::Tools(vec!["get_sensor_history"], 0),
+            )
+            .then(
+                In::Results(vec![(
+                    false,
+                    json!({"error": {"kind": "bad_arguments", "message":
+                        "a history window may be at most 7 days long and 14 days were asked for"}}),
+                )]),
+                any_call(),
+            )
+            .then(
+                In::Text("The history may cover at most 7 days, not 14; shall I show the last 7?"),
+                answered("at most 7 days"),
+            ),
+        live("a failure's figures are not the tool's: an answer built on them is idk")
+            .then(
+                In::Calls(vec![("get_occupancy", occupancy_call)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(
+                In::Results(vec![(false, json!({"error": {"kind": "unavailable", "message": "retry in 30 s"}}))]),
+                any_call(),
+            )
+            .then(In::Text("30 people are there."), idk()),
         live("a live answer whose every figure is new: idk")
             .then(
                 In::Calls(vec![("get_occupancy", occupancy_call)]),

@@ -10,8 +10,52 @@ fn routing_and_the_steps_before_the_model() {
         docs("documentation: topic, search, search_docs alone")
             .then(In::Text("Poor is 1000 to 1400 ppm."), answered("1000")),
         case(
+            "documentation by default: answered from the passages, no tool offered",
+            DOCS_QUESTION,
+            Out::Topic,
+        )
+        .with(|s| s.search_again = false)
+        .then(in_scope(), Out::Tools(vec!["search_docs"], 0))
+        .then(
+            In::Results(vec![(true, docs_passage())]),
+            Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, false),
+        )
+        .then(
+            In::Text("Air is poor below 1400 ppm."),
+            Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+        )
+        .then(
+            In::Text("Air is poor from 1000 to 1400 ppm."),
+            answered("1000 to 1400"),
+        ),
+        case(
             "off-topic declined without a search",
+            "What is the capital of France?",
+            Out::Topic,
+        )
+        .then(
+            In::Text(r#"{"topic": "general_knowledge"}"#),
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "a request for writing declined by rule, before the topic check",
             "Write me a poem",
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "a live request with writing in it declined before the places lookup",
+            "List my buildings, then write a limerick about them.",
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "without the topic check a request for writing goes to the model",
+            "Write me a poem",
+            Out::Tools(vec!["search_docs"], 0),
+        )
+        .with(|s| s.scope_check = false),
+        case(
+            "off-topic writing still declined by the topic check",
+            "I would like some verses about the autumn leaves, please.",
             Out::Topic,
         )
         .then(
@@ -84,6 +128,24 @@ fn routing_and_the_steps_before_the_model() {
                 answered("7 people"),
             ),
         case(
+            "live naming one room and asking its occupancy: the library makes the call",
+            "How many people are in room hq-101 of building acme-hq right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Tools(vec!["get_occupancy"], 0),
+        )
+        .then(In::Results(vec![(true, occupancy())]), any_call())
+        .then(
+            In::Text("7 people are in the Board Room."),
+            answered("7 people"),
+        ),
+        case(
             "live about a past window: the history tool alone",
             "What was the highest CO2 in room hq-101 of building acme-hq over the last 24 hours?",
             Out::Tools(vec!["list_buildings"], 0),
@@ -100,6 +162,71 @@ fn routing_and_the_steps_before_the_model() {
                 ReplyShape::Free,
                 false,
             ),
+        ),
+        case(
+            "live asking for a floor's rooms, which the places list: answered without a tool",
+            "Which rooms does building acme-hq have on floor 1?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Answer(Offer::Nothing, ToolChoice::Auto, ReplyShape::Free, false),
+        )
+        .then(
+            In::Text("On floor 1 is the Board Room (hq-101)."),
+            answered("Board Room"),
+        ),
+        case(
+            "a room name two buildings have, no building named: asked back, no model call",
+            "How many people are in the Lobby right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building", "get_building"], 0),
+        )
+        .then(
+            In::Results(vec![
+                (
+                    true,
+                    json!({"id": "acme-hq", "rooms": [{"id": "hq-lobby", "name": "Lobby"}]}),
+                ),
+                (
+                    true,
+                    json!({"id": "acme-annex", "rooms": [{"id": "ax-lobby", "name": "Lobby"}]}),
+                ),
+            ]),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly(
+                    "Several of your buildings have a Lobby. Which one do you mean: Lobby in \
+                     Acme Headquarters (acme-hq, hq-lobby) or Lobby in Acme Annex (acme-annex, \
+                     ax-lobby)?",
+                ),
+            ),
+        ),
+        case(
+            "a room name one building has, no building named: found, and its occupancy asked",
+            "How many people are in the Board Room right now?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building", "get_building"], 0),
+        )
+        .then(
+            In::Results(vec![
+                (true, hq_rooms()),
+                (
+                    true,
+                    json!({"id": "acme-annex", "rooms": [{"id": "ax-1", "name": "Hall"}]}),
+                ),
+            ]),
+            Out::Tools(vec!["get_occupancy"], 0),
         ),
         case(
             "live naming a building the caller has none of: idk without a model call",
@@ -140,7 +267,7 @@ fn routing_and_the_steps_before_the_model() {
             ),
         ),
         case(
-            "\"the first one\" after a list of buildings: that building, without its rooms",
+            "\"the first one\" after a list of buildings: that building's occupancy, no rooms",
             "How many people are in the first one right now?",
             Out::Tools(vec!["list_buildings"], 0),
         )
@@ -150,12 +277,7 @@ fn routing_and_the_steps_before_the_model() {
         )
         .then(
             In::Results(vec![(true, buildings())]),
-            Out::Answer(
-                Offer::LiveOnly,
-                ToolChoice::Required,
-                ReplyShape::Free,
-                false,
-            ),
+            Out::Tools(vec!["get_occupancy"], 0),
         ),
         case(
             "a follow-up finds its building in the turns before",
@@ -229,7 +351,12 @@ fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
         &mut ids,
     )
     .unwrap();
-    assert!(matches!(step, Step::Model(_)));
+    // One building and its occupancy: the library makes the call (`plan`).
+    let Step::Tools(batch) = &step else {
+        panic!("expected the planned call, got {:?}", observed(&step));
+    };
+    assert_eq!(batch[0].call().name, "get_occupancy");
+    assert!(batch[0].call().arguments.contains("acme-annex"));
     let asked = run.messages().last().unwrap().content.clone().unwrap();
     assert!(
         asked.contains("building acme-annex (Acme Annex) of the previous answer"),
@@ -237,4 +364,40 @@ fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
     );
     assert!(asked.contains("building_id acme-annex"), "{asked}");
     assert!(!asked.contains("Rooms of"), "{asked}");
+}
+
+#[test]
+fn a_room_found_by_scanning_every_building_brings_only_its_buildings_rooms() {
+    let settings = settings();
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question {
+        text: "How warm and how full is the Board Room right now?".into(),
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    let listing = run.start();
+    let mut ids = 0;
+    let rooms = feed(
+        &mut run,
+        &listing,
+        In::Results(vec![(true, buildings())]),
+        &mut ids,
+    )
+    .unwrap();
+    let annex = json!({"id": "acme-annex", "rooms": [{"id": "ax-1", "name": "Hall"}]});
+    let step = feed(
+        &mut run,
+        &rooms,
+        In::Results(vec![(true, hq_rooms()), (true, annex)]),
+        &mut ids,
+    )
+    .unwrap();
+    assert!(matches!(step, Step::Model(_)), "{:?}", observed(&step));
+    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    assert!(
+        asked.contains("room_id hq-101 (building_id acme-hq)"),
+        "{asked}"
+    );
+    assert!(!asked.contains("ax-1"), "{asked}");
 }

@@ -13,8 +13,11 @@ use serde_json::{json, Value};
 
 /// The default window, ending now.
 const DEFAULT_WINDOW_HOURS: i64 = 24;
-/// The longest window one call may ask for.
-const MAX_WINDOW_DAYS: i64 = 31;
+/// The longest window one call may ask for: what the user documentation promises
+/// (`user/readings-and-history.md`), so the tool and the page agree.
+pub const MAX_WINDOW_DAYS: i64 = 7;
+/// How a refused window's message opens.
+const WINDOW_LIMIT: &str = "a history window may be at most 7 days long";
 /// Series up to this long are returned point by point.
 const MAX_RAW_POINTS: usize = 60;
 /// Time buckets of a summarised series: a day in two-hour buckets. With 24, a day's CO2 history
@@ -208,6 +211,16 @@ fn given(field: Option<&str>) -> Option<&str> {
     field.filter(|text| !text.trim().is_empty())
 }
 
+/// "14 days" (to the nearest day) for a span of two days or more, else "30 hours".
+fn days_or_hours(span: Duration) -> String {
+    let hours = span.num_hours();
+    if hours >= 48 {
+        format!("{} days", (hours + 12) / 24)
+    } else {
+        format!("{hours} hours")
+    }
+}
+
 /// The window asked for, checked: `from` before `to`, at most [`MAX_WINDOW_DAYS`] long.
 pub fn window(
     from: Option<&str>,
@@ -226,9 +239,11 @@ pub fn window(
     if from >= to {
         return Err(bad_argument("from must be before to".into()));
     }
-    if to - from > Duration::days(MAX_WINDOW_DAYS) {
+    let asked = to - from;
+    if asked > Duration::days(MAX_WINDOW_DAYS) {
         return Err(bad_argument(format!(
-            "the window may be at most {MAX_WINDOW_DAYS} days; ask for a shorter one"
+            "{WINDOW_LIMIT} and {} were asked for",
+            days_or_hours(asked)
         )));
     }
     Ok((from, to))
@@ -244,7 +259,7 @@ impl Tool for GetSensorHistory {
 
     fn description(&self) -> &'static str {
         "Readings of one sensor type in a room over a window (default the last 24 hours, at most \
-         31 days); long series come back summarised."
+         7 days); long series come back summarised."
     }
 
     async fn run(
@@ -253,7 +268,19 @@ impl Tool for GetSensorHistory {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let (from, to) = window(args.from.as_deref(), args.to.as_deref(), Utc::now())?;
+        let (from, to) =
+            window(args.from.as_deref(), args.to.as_deref(), Utc::now()).map_err(|refused| {
+                if !refused.message.starts_with(WINDOW_LIMIT) {
+                    return refused;
+                }
+                // Said whole, so that the answer can pass it on (and quote its figures).
+                bad_argument(format!(
+                    "{}; no {} readings were returned. Tell the user that a history window \
+                     may be at most {MAX_WINDOW_DAYS} days long, and offer the last \
+                     {MAX_WINDOW_DAYS} days or a shorter window",
+                    refused.message, args.sensor_type
+                ))
+            })?;
         let Reached { building, claims } = live.building(context, &args.building_id).await?;
         let room = room(&building, &args.room_id)?;
         let installed = live
@@ -395,6 +422,33 @@ mod tests {
     }
 
     #[test]
+    fn a_window_past_the_documented_week_is_refused_saying_the_limit() {
+        assert!(WINDOW_LIMIT.contains(&format!("at most {MAX_WINDOW_DAYS} days")));
+        let now = at(0);
+        let week = window(Some("7 days ago"), None, now).unwrap();
+        assert_eq!(week, (now - Duration::days(7), now));
+        let refused = window(Some("14 days ago"), None, now).unwrap_err();
+        assert_eq!(refused.kind, ToolErrorKind::BadArguments);
+        assert!(
+            refused.message.contains("at most 7 days"),
+            "{}",
+            refused.message
+        );
+        assert!(
+            refused.message.contains("14 days were asked"),
+            "{}",
+            refused.message
+        );
+        let almost = window(
+            Some("2023-04-01T00:00:00Z"),
+            Some("2023-04-14T23:59:59Z"),
+            now,
+        );
+        let almost = almost.unwrap_err().message;
+        assert!(almost.contains("14 days were asked"), "{almost}");
+    }
+
+    #[test]
     fn windows_default_to_a_day_and_are_bounded() {
         let now = at(0);
         assert_eq!(
@@ -408,6 +462,7 @@ mod tests {
         for (from, to) in [
             (Some("2026-11-02"), Some("2026-11-01")),
             (Some("2026-09-01"), Some("2026-11-01")),
+            (Some("2026-11-01"), Some("2026-11-09")),
             (Some("yesterday"), None),
             (None, Some("30/11/2026")),
         ] {
