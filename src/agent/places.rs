@@ -454,28 +454,53 @@ pub fn ordinal_referent(question: &str) -> Option<Ordinal> {
     None
 }
 
-/// The building `ordinal` points at among those `text` mentions, in the order it mentions
-/// them (by id or by name).
+/// The building `ordinal` points at among those `text` lists, in the order it mentions them
+/// (by id or by name); `None` when it mentions fewer than two (then it lists no buildings:
+/// "Floor 1 of Acme Headquarters has hq-101 …, hq-102 …" lists rooms).
 pub fn referred_building(
     text: &str,
     buildings: &[KnownBuilding],
     ordinal: Ordinal,
 ) -> Option<KnownBuilding> {
+    let places = buildings.iter().map(|b| (b.id.as_str(), b.name.as_str()));
+    let at = referred_index(text, places, ordinal)?;
+    Some(buildings[at].clone())
+}
+
+/// The room `ordinal` points at among those `text` lists, as [`referred_building`] does.
+pub fn referred_room(text: &str, rooms: &[KnownRoom], ordinal: Ordinal) -> Option<KnownRoom> {
+    let places = rooms.iter().map(|r| (r.id.as_str(), r.name.as_str()));
+    let at = referred_index(text, places, ordinal)?;
+    Some(rooms[at].clone())
+}
+
+/// The index, among `places` (id, name), of the one `ordinal` points at in the order `text`
+/// mentions them, when it mentions two or more.
+fn referred_index<'a>(
+    text: &str,
+    places: impl Iterator<Item = (&'a str, &'a str)>,
+    ordinal: Ordinal,
+) -> Option<usize> {
     let lower = text.to_lowercase();
-    let mut mentioned: Vec<(usize, &KnownBuilding)> = buildings
-        .iter()
-        .filter_map(|b| {
-            let by_id = lower.find(&b.id.to_lowercase());
-            let by_name = lower.find(&b.name.to_lowercase());
-            by_id.into_iter().chain(by_name).min().map(|at| (at, b))
+    let mut mentioned: Vec<(usize, usize)> = places
+        .enumerate()
+        .filter_map(|(index, (id, name))| {
+            let by_id = lower.find(&id.to_lowercase());
+            let by_name = (!name.is_empty())
+                .then(|| lower.find(&name.to_lowercase()))
+                .flatten();
+            by_id.into_iter().chain(by_name).min().map(|at| (at, index))
         })
         .collect();
+    if mentioned.len() < 2 {
+        return None;
+    }
     mentioned.sort_by_key(|(at, _)| *at);
     let picked = match ordinal {
         Ordinal::Nth(n) => mentioned.get(n),
         Ordinal::Last => mentioned.last(),
     };
-    picked.map(|(_, b)| (*b).clone())
+    picked.map(|(_, index)| *index)
 }
 
 fn names(words: &[String], id: &str, name: &str) -> bool {
@@ -606,6 +631,33 @@ mod tests {
                 .map(|b| b.id);
             assert_eq!(got.as_deref(), want, "{question}");
         }
+        let rooms_listed = "Floor 1 of Acme Headquarters has hq-101 Meeting Room Aurora and \
+                            hq-102 Meeting Room Borealis.";
+        assert_eq!(
+            referred_building(rooms_listed, &mine, Ordinal::Nth(0)),
+            None,
+            "one building mentioned is no list of buildings"
+        );
+        let rooms = [
+            KnownRoom {
+                building_id: "acme-hq".into(),
+                id: "hq-102".into(),
+                name: "Meeting Room Borealis".into(),
+                floor: Some(1),
+                capacity: None,
+            },
+            KnownRoom {
+                building_id: "acme-hq".into(),
+                id: "hq-101".into(),
+                name: "Meeting Room Aurora".into(),
+                floor: Some(1),
+                capacity: None,
+            },
+        ];
+        let first = referred_room(rooms_listed, &rooms, Ordinal::Nth(0)).map(|r| r.id);
+        assert_eq!(first.as_deref(), Some("hq-101"));
+        let last = referred_room(rooms_listed, &rooms, Ordinal::Last).map(|r| r.id);
+        assert_eq!(last.as_deref(), Some("hq-102"));
     }
 
     fn building(id: &str, name: &str) -> KnownBuilding {

@@ -597,6 +597,18 @@ impl<'a> AnswerRun<'a> {
         places::referred_building(&previous.content, buildings, ordinal)
     }
 
+    /// The room a follow-up points at by its place in the previous answer's list of rooms.
+    fn referred_room(&self, rooms: &[places::KnownRoom]) -> Option<places::KnownRoom> {
+        let ordinal = places::ordinal_referent(&self.text)?;
+        let previous = self
+            .question
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == HistoryRole::Assistant)?;
+        places::referred_room(&previous.content, rooms, ordinal)
+    }
+
     fn rooms_returned(
         &mut self,
         calls: Vec<ToolCall>,
@@ -616,6 +628,16 @@ impl<'a> AnswerRun<'a> {
         if resolved.buildings.is_empty() && resolved.rooms.is_empty() && resolved.unknown.is_empty()
         {
             resolved = places::resolve(&searched, &buildings, &rooms);
+            if let Some(room) = self.referred_room(&rooms) {
+                // "And the first one?" after a list of rooms: that room.
+                self.referent = Some(format!(
+                    "The question is about room {} ({}) in building {}, the one the previous \
+                     answer lists at that place.",
+                    room.id, room.name, room.building_id
+                ));
+                resolved.buildings.retain(|b| b.id == room.building_id);
+                resolved.rooms = vec![room];
+            }
         }
         if !resolved.unknown.is_empty() && resolved.rooms.is_empty() {
             // A place the caller has none of: whether it does not exist or is someone

@@ -401,3 +401,47 @@ fn a_room_found_by_scanning_every_building_brings_only_its_buildings_rooms() {
     );
     assert!(!asked.contains("ax-1"), "{asked}");
 }
+
+#[test]
+fn the_first_one_after_a_list_of_rooms_is_the_first_room_listed() {
+    let settings = settings();
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question {
+        text: "And how many people are in the first one right now?".into(),
+        history: case("", "", Out::Topic)
+            .after(
+                "Which rooms does building acme-hq have on floor 1?",
+                "Floor 1 of Acme Headquarters has hq-102 Pantry and hq-101 Board Room.",
+            )
+            .history,
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    let listing = run.start();
+    let mut ids = 0;
+    let rooms = feed(
+        &mut run,
+        &listing,
+        In::Results(vec![(true, buildings())]),
+        &mut ids,
+    )
+    .unwrap();
+    assert_eq!(observed(&rooms), Out::Tools(vec!["get_building"], 0));
+    let hq = json!({"id": "acme-hq", "rooms": [
+        {"id": "hq-101", "name": "Board Room", "floor": 1},
+        {"id": "hq-102", "name": "Pantry", "floor": 1}
+    ]});
+    let step = feed(&mut run, &rooms, In::Results(vec![(true, hq)]), &mut ids).unwrap();
+    let Step::Tools(batch) = &step else {
+        panic!("expected the planned call, got {:?}", observed(&step));
+    };
+    assert_eq!(batch[0].call().name, "get_occupancy");
+    assert!(
+        batch[0].call().arguments.contains("hq-102"),
+        "{:?}",
+        batch[0].call()
+    );
+    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    assert!(asked.contains("about room hq-102 (Pantry)"), "{asked}");
+}
