@@ -137,6 +137,9 @@ async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
         // The scripted answers here are about the loop, not the pages; grounding is tested
         // on its own below.
         ("REQUIRE_GROUNDED_ANSWERS", "false"),
+        // The scripts follow a model that searches again after the library's search; the
+        // default (no tool on a documentation answer) has a test of its own.
+        ("SEARCH_AGAIN", "true"),
     ];
     settings.extend_from_slice(extra);
     let config = Config::from_raw(&RawSettings::from_pairs(settings)).unwrap();
@@ -428,14 +431,17 @@ async fn off_topic_is_declined_greetings_answered_and_empty_searches_end_in_idk(
         &[],
     )
     .await;
-    let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
+    // Not "write me a poem", which is declined by rule before any search.
+    let declined = ask(&f, "I would like some verses about the sea")
+        .await
+        .unwrap();
     assert_eq!(declined.decision, Decision::Declined);
     let tools: Vec<&str> = declined.trace.iter().map(|t| t.tool.as_str()).collect();
     assert_eq!(tools, ["search_docs"], "only the library's search ran");
     assert!(!declined.idk);
 
     // The code is never shown: the library writes its own refusal.
-    let coded = ask(&f, "Write me a limerick").await.unwrap();
+    let coded = ask(&f, "Some verses about spring, please").await.unwrap();
     assert_eq!(coded.decision, Decision::Declined);
     assert_eq!(coded.answer, REFUSAL);
 
@@ -1871,7 +1877,11 @@ async fn a_model_marker_its_passage_does_not_support_is_flagged_and_kept() {
 async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_call() {
     let f = fixture(vec![answer("Roses are red.", usage(10, 2))], &[]).await;
     f.provider.set_topic("poem_story_or_other_writing");
-    let declined = ask(&f, "Write me a poem about the sea").await.unwrap();
+    // Not "write me a poem": a request for writing with a writing verb is declined by rule,
+    // before the topic check (below).
+    let declined = ask(&f, "I would like some verses about the sea")
+        .await
+        .unwrap();
     assert_eq!(declined.decision, Decision::Declined);
     assert_eq!(declined.answer, REFUSAL);
     assert!(f.provider.requests().is_empty(), "no answer call");
@@ -1889,7 +1899,7 @@ async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_c
     assert_eq!(sent[0]["role"], "system");
     assert_eq!(
         sent[1]["content"],
-        "Question: Write me a poem about the sea"
+        "Question: I would like some verses about the sea"
     );
     assert_eq!(sent[2]["content"], TOPIC_QUESTION);
     assert_eq!(offered_tools(&checks[0]), vec!["search_docs"]);
@@ -1975,4 +1985,29 @@ async fn every_ask_answer_is_kept_in_the_history_which_lists_shows_and_searches(
     assert_eq!(entries[0]["decision"], "answered");
     assert_eq!(entries[0]["command"], "ask");
     assert_eq!(run(&["history", "show", "9"], &[]).status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn by_default_a_documentation_answer_is_offered_no_tool_and_a_writing_request_no_call() {
+    let f = fixture(
+        vec![answer("Poor air starts at 1000 ppm.", usage(10, 2))],
+        &[("SEARCH_AGAIN", "false")],
+    )
+    .await;
+    let response = ask(&f, "From which CO2 level is the air poor?")
+        .await
+        .unwrap();
+    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    let requests = f.provider.requests();
+    assert_eq!(requests.len(), 1);
+    // Listed for the prompt cache (STABLE_TOOL_PREFIX), but not offered.
+    assert_eq!(requests[0]["tool_choice"], "none");
+
+    let declined = ask(&f, "Write me a limerick about the Board Room")
+        .await
+        .unwrap();
+    assert_eq!(declined.decision, Decision::Declined);
+    assert_eq!(declined.answer, REFUSAL);
+    assert_eq!(f.provider.requests().len(), 1, "no model call for it");
+    assert!(declined.trace.is_empty());
 }

@@ -500,18 +500,9 @@ async fn the_loop_hands_a_downstream_failure_back_to_the_model() {
 #[tokio::test]
 async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model_call() {
     let w = world().await;
-    let provider = ScriptedProvider::start(vec![
-        tool_calls(
-            &[(
-                "c1",
-                "get_latest_sensor_data",
-                r#"{"building_id":"acme-hq","room_id":"hq-201","sensor_type":"co2"}"#,
-            )],
-            usage(10, 5),
-        ),
-        answer("The Board Room reads 402 ppm.", usage(20, 8)),
-    ])
-    .await;
+    // One room and one sensor type: the library makes the call (`plan`), the model answers.
+    let provider =
+        ScriptedProvider::start(vec![answer("The Board Room reads 402 ppm.", usage(20, 8))]).await;
     let World {
         sim: _running,
         registry,
@@ -532,13 +523,21 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
         response.trace[1].arguments,
         json!({"building_id": "acme-hq"})
     );
+    assert_eq!(
+        response.trace[2].arguments,
+        json!({"building_id": "acme-hq", "room_id": "hq-201", "sensor_type": "co2"})
+    );
     assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    assert_eq!(provider.requests().len(), 1);
     let first = provider.requests()[0].clone();
-    assert_eq!(first["tool_choice"], "required");
-    let sent = first["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_ne!(first["tool_choice"], "required");
+    let messages = first["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    let sent = messages[1]["content"].as_str().unwrap().to_string();
     assert!(
         sent.contains("The question names: building_id acme-hq, room_id hq-201"),
         "{sent}"

@@ -175,6 +175,7 @@ async fn the_shipped_caddyfile_logs_in_both_ways_refuses_bad_tokens_and_survives
             .env("DATABASE_URL", &db.url)
             .env("EMBEDDING_PROVIDER", "local")
             .env("LLM_BASE_URL", &provider.url)
+            .env("SEARCH_AGAIN", "true")
             .env("OPENROUTER_API_KEY", "test-key")
             .env("EVAL_JWT_SECRET", SECRET)
             .env("OIDC_JWKS_URL", &idp.jwks_url)

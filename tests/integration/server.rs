@@ -69,6 +69,8 @@ pub(crate) async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Runnin
         ("LLM_MAX_RETRIES", "0"),
         // Scripted answers about the server, not the pages.
         ("REQUIRE_GROUNDED_ANSWERS", "false"),
+        // The scripts follow a model that may search again after the library's search.
+        ("SEARCH_AGAIN", "true"),
     ];
     settings.extend_from_slice(extra);
     let config = Config::from_raw(&RawSettings::from_pairs(settings)).unwrap();
