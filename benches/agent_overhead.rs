@@ -162,6 +162,8 @@ fn agent(model: Arc<dyn ChatModel>) -> Agent {
             // The topic check is one more model call, not agent work: measured apart.
             scope_check: false,
             search_first: true,
+            // The scripted hops include a further search, as when the figure was recorded.
+            search_again: true,
             stable_tool_prefix: true,
         },
         ModelChoice {

@@ -104,7 +104,7 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
     types.dedup();
     let occupancy = OCCUPANCY_PHRASES.iter().any(|p| has(p));
     let sensors = SENSORS_PHRASES.iter().any(|p| has(p));
-    let (tool, mut arguments) = match (occupancy, types.as_slice(), sensors) {
+    let (tool, arguments) = match (occupancy, types.as_slice(), sensors) {
         (true, [], false) => ("get_occupancy", place),
         (false, [kind], false) => {
             let mut arguments = place;
@@ -118,9 +118,6 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
         // A building's latest readings of every room: left to the model to narrow down.
         return None;
     }
-    arguments
-        .as_object_mut()
-        .map(|fields| fields.retain(|_, v| !v.is_null()));
     Some(PlannedCall { tool, arguments })
 }
 

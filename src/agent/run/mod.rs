@@ -588,25 +588,23 @@ impl<'a> AnswerRun<'a> {
     /// one"), when it does.
     fn referred_building(&self, buildings: &[KnownBuilding]) -> Option<KnownBuilding> {
         let ordinal = places::ordinal_referent(&self.text)?;
-        let previous = self
-            .question
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == HistoryRole::Assistant)?;
-        places::referred_building(&previous.content, buildings, ordinal)
+        places::referred_building(self.previous_answer()?, buildings, ordinal)
     }
 
     /// The room a follow-up points at by its place in the previous answer's list of rooms.
     fn referred_room(&self, rooms: &[places::KnownRoom]) -> Option<places::KnownRoom> {
         let ordinal = places::ordinal_referent(&self.text)?;
-        let previous = self
-            .question
+        places::referred_room(self.previous_answer()?, rooms, ordinal)
+    }
+
+    /// The conversation's last answer, which a follow-up's "the first one" points into.
+    fn previous_answer(&self) -> Option<&str> {
+        self.question
             .history
             .iter()
             .rev()
-            .find(|m| m.role == HistoryRole::Assistant)?;
-        places::referred_room(&previous.content, rooms, ordinal)
+            .find(|m| m.role == HistoryRole::Assistant)
+            .map(|m| m.content.as_str())
     }
 
     fn rooms_returned(

@@ -318,6 +318,26 @@ fn live(name: &'static str) -> Case {
     live_asking(name, LIVE_QUESTION)
 }
 
+/// A live question about one room of acme-hq and one thing in it, up to the answer call after
+/// the call the library made for it (`plan`) returned `result`.
+fn planned(
+    name: &'static str,
+    question: &'static str,
+    tool: &'static str,
+    result: serde_json::Value,
+) -> Case {
+    case(name, question, Out::Tools(vec!["list_buildings"], 0))
+        .then(
+            In::Results(vec![(true, buildings())]),
+            Out::Tools(vec!["get_building"], 0),
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Tools(vec![tool], 0),
+        )
+        .then(In::Results(vec![(true, result)]), any_call())
+}
+
 /// A live question about building acme-hq up to its first answer call.
 fn live_asking(name: &'static str, question: &'static str) -> Case {
     case(name, question, Out::Tools(vec!["list_buildings"], 0))

@@ -127,20 +127,12 @@ fn routing_and_the_steps_before_the_model() {
                 In::Text("7 people are in the Board Room."),
                 answered("7 people"),
             ),
-        case(
+        planned(
             "live naming one room and asking its occupancy: the library makes the call",
             "How many people are in room hq-101 of building acme-hq right now?",
-            Out::Tools(vec!["list_buildings"], 0),
+            "get_occupancy",
+            occupancy(),
         )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
-        )
-        .then(
-            In::Results(vec![(true, hq_rooms())]),
-            Out::Tools(vec!["get_occupancy"], 0),
-        )
-        .then(In::Results(vec![(true, occupancy())]), any_call())
         .then(
             In::Text("7 people are in the Board Room."),
             answered("7 people"),
