@@ -11,7 +11,7 @@
 //! question about a past window, or about more than one thing, is left to the model.
 
 use super::places::NamedPlaces;
-use super::routing::{asks_for_history, words};
+use super::routing::{asks_for_history, contains_phrase, words};
 use serde_json::{json, Value};
 
 /// A tool call the library makes for the model.
@@ -93,8 +93,8 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
         return None;
     }
     let place = one_place(named)?;
-    let text = format!(" {} ", words(question).join(" "));
-    let has = |phrase: &str| text.contains(&format!(" {phrase} "));
+    let text = words(question).join(" ");
+    let has = |phrase: &str| contains_phrase(&text, phrase);
     let mut types: Vec<&str> = SENSOR_WORDS
         .iter()
         .filter(|(word, _)| has(word))
@@ -106,7 +106,8 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
     let sensors = SENSORS_PHRASES.iter().any(|p| has(p));
     let (tool, arguments) = match (occupancy, types.as_slice(), sensors) {
         (true, [], false) => ("get_occupancy", place),
-        (false, [kind], false) => {
+        // A building's latest readings of every room are left to the model to narrow down.
+        (false, [kind], false) if place.get("room_id").is_some() => {
             let mut arguments = place;
             arguments["sensor_type"] = json!(kind);
             ("get_latest_sensor_data", arguments)
@@ -114,10 +115,6 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
         (false, [], true) => ("list_sensors", place),
         _ => return None,
     };
-    if arguments.get("room_id").is_none() && tool == "get_latest_sensor_data" {
-        // A building's latest readings of every room: left to the model to narrow down.
-        return None;
-    }
     Some(PlannedCall { tool, arguments })
 }
 

@@ -244,7 +244,7 @@ fn names_a_place(words: &[String]) -> bool {
 }
 
 /// Whether `phrase` is in `text` (words joined by single spaces) as whole words.
-fn contains_phrase(text: &str, phrase: &str) -> bool {
+pub(super) fn contains_phrase(text: &str, phrase: &str) -> bool {
     text.match_indices(phrase).any(|(at, _)| {
         let starts_a_word = at == 0 || text.as_bytes()[at - 1] == b' ';
         let end = at + phrase.len();

@@ -15,6 +15,7 @@
 //! prompt tokens) with a reply of a dozen tokens.
 
 use super::decision::{READ_ONLY_REFUSAL, REFUSAL};
+use super::routing::{contains_phrase, words};
 use serde::Deserialize;
 
 /// Asked after the conversation; the reply is held to [`response_schema`].
@@ -202,11 +203,8 @@ const WRITING_FORMS: &[&str] = &[
 /// request is declined by rule before any tool is called: a live question skips the topic
 /// check, and a refusal written after the tools returned data reads as a failed answer.
 pub fn asks_for_writing(question: &str) -> bool {
-    let text = format!(" {} ", super::routing::words(question).join(" "));
-    let has = |list: &[&str]| {
-        list.iter()
-            .any(|phrase| text.contains(&format!(" {phrase} ")))
-    };
+    let text = words(question).join(" ");
+    let has = |list: &[&str]| list.iter().any(|phrase| contains_phrase(&text, phrase));
     has(WRITING_VERBS) && has(WRITING_FORMS)
 }
 

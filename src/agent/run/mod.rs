@@ -551,20 +551,15 @@ impl<'a> AnswerRun<'a> {
         let scanned = named.is_empty()
             && places::may_name_a_place(&self.text)
             && places::building_names_in(&self.text).is_empty();
-        if scanned {
-            named = buildings
-                .iter()
-                .take(MAX_BUILDINGS_SCANNED)
-                .cloned()
-                .collect();
-        }
+        let most = if scanned {
+            named = buildings.clone();
+            MAX_BUILDINGS_SCANNED
+        } else {
+            MAX_BUILDINGS_LOOKED_UP
+        };
         let calls = named
             .iter()
-            .take(if scanned {
-                MAX_BUILDINGS_SCANNED
-            } else {
-                MAX_BUILDINGS_LOOKED_UP
-            })
+            .take(most)
             .enumerate()
             .map(|(i, building)| {
                 library_call(

@@ -326,11 +326,7 @@ fn planned(
     tool: &'static str,
     result: serde_json::Value,
 ) -> Case {
-    case(name, question, Out::Tools(vec!["list_buildings"], 0))
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
-        )
+    rooms_of_hq_asked(name, question)
         .then(
             In::Results(vec![(true, hq_rooms())]),
             Out::Tools(vec![tool], 0),
@@ -338,22 +334,25 @@ fn planned(
         .then(In::Results(vec![(true, result)]), any_call())
 }
 
+/// A live question naming building acme-hq, up to the library's `get_building` for it.
+fn rooms_of_hq_asked(name: &'static str, question: &'static str) -> Case {
+    case(name, question, Out::Tools(vec!["list_buildings"], 0)).then(
+        In::Results(vec![(true, buildings())]),
+        Out::Tools(vec!["get_building"], 0),
+    )
+}
+
 /// A live question about building acme-hq up to its first answer call.
 fn live_asking(name: &'static str, question: &'static str) -> Case {
-    case(name, question, Out::Tools(vec!["list_buildings"], 0))
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
-        )
-        .then(
-            In::Results(vec![(true, hq_rooms())]),
-            Out::Answer(
-                Offer::LiveOnly,
-                ToolChoice::Required,
-                ReplyShape::Free,
-                false,
-            ),
-        )
+    rooms_of_hq_asked(name, question).then(
+        In::Results(vec![(true, hq_rooms())]),
+        Out::Answer(
+            Offer::LiveOnly,
+            ToolChoice::Required,
+            ReplyShape::Free,
+            false,
+        ),
+    )
 }
 
 fn answered(text: &'static str) -> Out {

@@ -137,14 +137,9 @@ fn routing_and_the_steps_before_the_model() {
             In::Text("7 people are in the Board Room."),
             answered("7 people"),
         ),
-        case(
+        rooms_of_hq_asked(
             "live about a past window: the history tool alone",
             "What was the highest CO2 in room hq-101 of building acme-hq over the last 24 hours?",
-            Out::Tools(vec!["list_buildings"], 0),
-        )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
         )
         .then(
             In::Results(vec![(true, hq_rooms())]),
@@ -155,14 +150,9 @@ fn routing_and_the_steps_before_the_model() {
                 false,
             ),
         ),
-        case(
+        rooms_of_hq_asked(
             "live asking for a floor's rooms, which the places list: answered without a tool",
             "Which rooms does building acme-hq have on floor 1?",
-            Out::Tools(vec!["list_buildings"], 0),
-        )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building"], 0),
         )
         .then(
             In::Results(vec![(true, hq_rooms())]),
@@ -172,14 +162,9 @@ fn routing_and_the_steps_before_the_model() {
             In::Text("On floor 1 is the Board Room (hq-101)."),
             answered("Board Room"),
         ),
-        case(
+        every_building_scanned(
             "a room name two buildings have, no building named: asked back, no model call",
             "How many people are in the Lobby right now?",
-            Out::Tools(vec!["list_buildings"], 0),
-        )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building", "get_building"], 0),
         )
         .then(
             In::Results(vec![
@@ -201,14 +186,9 @@ fn routing_and_the_steps_before_the_model() {
                 ),
             ),
         ),
-        case(
+        every_building_scanned(
             "a room name one building has, no building named: found, and its occupancy asked",
             "How many people are in the Board Room right now?",
-            Out::Tools(vec!["list_buildings"], 0),
-        )
-        .then(
-            In::Results(vec![(true, buildings())]),
-            Out::Tools(vec!["get_building", "get_building"], 0),
         )
         .then(
             In::Results(vec![
@@ -318,38 +298,67 @@ fn routing_and_the_steps_before_the_model() {
     }
 }
 
-#[test]
-fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
+/// A live question naming a room in words and no building, up to the rooms of both of the
+/// caller's buildings being looked up.
+fn every_building_scanned(name: &'static str, question: &'static str) -> Case {
+    case(name, question, Out::Tools(vec!["list_buildings"], 0)).then(
+        In::Results(vec![(true, buildings())]),
+        Out::Tools(vec!["get_building", "get_building"], 0),
+    )
+}
+
+/// Where a run of `text` (after one exchange `before`, when given) is once `inputs` are fed to
+/// it in order: the step it reached, the calls that step hands out, and the text of the last
+/// message of the request.
+fn reached(
+    text: &str,
+    before: Option<(&str, &str)>,
+    inputs: Vec<In>,
+) -> (Out, Vec<ToolCall>, String) {
     let settings = settings();
     let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let mut history = case("", "", Out::Topic);
+    if let Some((user, assistant)) = before {
+        history = history.after(user, assistant);
+    }
     let question = Question {
-        text: "How many people are in the second one right now?".into(),
-        history: case("", "", Out::Topic)
-            .after(
-                "Which buildings can I see?",
-                "Acme Headquarters (acme-hq) and Acme Annex (acme-annex).",
-            )
-            .history,
+        text: text.into(),
+        history: history.history,
         ..Question::default()
     };
     let prices = PriceTable::default();
     let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
-    let listing = run.start();
+    let mut step = run.start();
     let mut ids = 0;
-    let step = feed(
-        &mut run,
-        &listing,
-        In::Results(vec![(true, buildings())]),
-        &mut ids,
-    )
-    .unwrap();
-    // One building and its occupancy: the library makes the call (`plan`).
-    let Step::Tools(batch) = &step else {
-        panic!("expected the planned call, got {:?}", observed(&step));
+    for input in inputs {
+        step = feed(&mut run, &step, input, &mut ids).unwrap();
+    }
+    let calls = match &step {
+        Step::Tools(batch) => batch.iter().map(|run| run.call().clone()).collect(),
+        _ => Vec::new(),
     };
-    assert_eq!(batch[0].call().name, "get_occupancy");
-    assert!(batch[0].call().arguments.contains("acme-annex"));
-    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    let asked = run
+        .messages()
+        .last()
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    (observed(&step), calls, asked)
+}
+
+#[test]
+fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
+    let (_, calls, asked) = reached(
+        "How many people are in the second one right now?",
+        Some((
+            "Which buildings can I see?",
+            "Acme Headquarters (acme-hq) and Acme Annex (acme-annex).",
+        )),
+        vec![In::Results(vec![(true, buildings())])],
+    );
+    // One building and its occupancy: the library makes the call (`plan`).
+    assert_eq!(calls.len(), 1, "expected the planned call");
+    assert_eq!(calls[0].name, "get_occupancy");
+    assert!(calls[0].arguments.contains("acme-annex"));
     assert!(
         asked.contains("building acme-annex (Acme Annex) of the previous answer"),
         "{asked}"
@@ -360,33 +369,16 @@ fn the_building_a_follow_up_points_at_is_named_to_the_model_as_a_whole() {
 
 #[test]
 fn a_room_found_by_scanning_every_building_brings_only_its_buildings_rooms() {
-    let settings = settings();
-    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
-    let question = Question {
-        text: "How warm and how full is the Board Room right now?".into(),
-        ..Question::default()
-    };
-    let prices = PriceTable::default();
-    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
-    let listing = run.start();
-    let mut ids = 0;
-    let rooms = feed(
-        &mut run,
-        &listing,
-        In::Results(vec![(true, buildings())]),
-        &mut ids,
-    )
-    .unwrap();
     let annex = json!({"id": "acme-annex", "rooms": [{"id": "ax-1", "name": "Hall"}]});
-    let step = feed(
-        &mut run,
-        &rooms,
-        In::Results(vec![(true, hq_rooms()), (true, annex)]),
-        &mut ids,
-    )
-    .unwrap();
-    assert!(matches!(step, Step::Model(_)), "{:?}", observed(&step));
-    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    let (step, _, asked) = reached(
+        "How warm and how full is the Board Room right now?",
+        None,
+        vec![
+            In::Results(vec![(true, buildings())]),
+            In::Results(vec![(true, hq_rooms()), (true, annex)]),
+        ],
+    );
+    assert!(matches!(step, Out::Answer(..)), "{step:?}");
     assert!(
         asked.contains("room_id hq-101 (building_id acme-hq)"),
         "{asked}"
@@ -396,44 +388,25 @@ fn a_room_found_by_scanning_every_building_brings_only_its_buildings_rooms() {
 
 #[test]
 fn the_first_one_after_a_list_of_rooms_is_the_first_room_listed() {
-    let settings = settings();
-    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
-    let question = Question {
-        text: "And how many people are in the first one right now?".into(),
-        history: case("", "", Out::Topic)
-            .after(
-                "Which rooms does building acme-hq have on floor 1?",
-                "Floor 1 of Acme Headquarters has hq-102 Pantry and hq-101 Board Room.",
-            )
-            .history,
-        ..Question::default()
-    };
-    let prices = PriceTable::default();
-    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
-    let listing = run.start();
-    let mut ids = 0;
-    let rooms = feed(
-        &mut run,
-        &listing,
-        In::Results(vec![(true, buildings())]),
-        &mut ids,
-    )
-    .unwrap();
-    assert_eq!(observed(&rooms), Out::Tools(vec!["get_building"], 0));
+    let question = "And how many people are in the first one right now?";
+    let before = Some((
+        "Which rooms does building acme-hq have on floor 1?",
+        "Floor 1 of Acme Headquarters has hq-102 Pantry and hq-101 Board Room.",
+    ));
+    let listed = || In::Results(vec![(true, buildings())]);
+    let (rooms, _, _) = reached(question, before, vec![listed()]);
+    assert_eq!(rooms, Out::Tools(vec!["get_building"], 0));
     let hq = json!({"id": "acme-hq", "rooms": [
         {"id": "hq-101", "name": "Board Room", "floor": 1},
         {"id": "hq-102", "name": "Pantry", "floor": 1}
     ]});
-    let step = feed(&mut run, &rooms, In::Results(vec![(true, hq)]), &mut ids).unwrap();
-    let Step::Tools(batch) = &step else {
-        panic!("expected the planned call, got {:?}", observed(&step));
-    };
-    assert_eq!(batch[0].call().name, "get_occupancy");
-    assert!(
-        batch[0].call().arguments.contains("hq-102"),
-        "{:?}",
-        batch[0].call()
+    let (_, calls, asked) = reached(
+        question,
+        before,
+        vec![listed(), In::Results(vec![(true, hq)])],
     );
-    let asked = run.messages().last().unwrap().content.clone().unwrap();
+    assert_eq!(calls.len(), 1, "expected the planned call");
+    assert_eq!(calls[0].name, "get_occupancy");
+    assert!(calls[0].arguments.contains("hq-102"), "{:?}", calls[0]);
     assert!(asked.contains("about room hq-102 (Pantry)"), "{asked}");
 }

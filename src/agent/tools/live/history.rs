@@ -16,8 +16,6 @@ const DEFAULT_WINDOW_HOURS: i64 = 24;
 /// The longest window one call may ask for: what the user documentation promises
 /// (`user/readings-and-history.md`), so the tool and the page agree.
 pub const MAX_WINDOW_DAYS: i64 = 7;
-/// How a refused window's message opens.
-const WINDOW_LIMIT: &str = "a history window may be at most 7 days long";
 /// Series up to this long are returned point by point.
 const MAX_RAW_POINTS: usize = 60;
 /// Time buckets of a summarised series: a day in two-hour buckets. With 24, a day's CO2 history
@@ -221,8 +219,11 @@ fn days_or_hours(span: Duration) -> String {
     }
 }
 
-/// The window asked for, checked: `from` before `to`, at most [`MAX_WINDOW_DAYS`] long.
+/// The window asked for `sensor_type`'s readings, checked: `from` before `to`, at most
+/// [`MAX_WINDOW_DAYS`] long. A longer one is refused with the whole reason, so that the
+/// answer can pass it on (and quote its figures).
 pub fn window(
+    sensor_type: &str,
     from: Option<&str>,
     to: Option<&str>,
     now: DateTime<Utc>,
@@ -242,7 +243,10 @@ pub fn window(
     let asked = to - from;
     if asked > Duration::days(MAX_WINDOW_DAYS) {
         return Err(bad_argument(format!(
-            "{WINDOW_LIMIT} and {} were asked for",
+            "a history window may be at most {MAX_WINDOW_DAYS} days long and {} were asked \
+             for; no {sensor_type} readings were returned. Tell the user that a history window \
+             may be at most {MAX_WINDOW_DAYS} days long, and offer the last {MAX_WINDOW_DAYS} \
+             days or a shorter window",
             days_or_hours(asked)
         )));
     }
@@ -268,19 +272,12 @@ impl Tool for GetSensorHistory {
         context: ToolContext<'_>,
     ) -> Result<(Value, String), ToolError> {
         let live = &self.0;
-        let (from, to) =
-            window(args.from.as_deref(), args.to.as_deref(), Utc::now()).map_err(|refused| {
-                if !refused.message.starts_with(WINDOW_LIMIT) {
-                    return refused;
-                }
-                // Said whole, so that the answer can pass it on (and quote its figures).
-                bad_argument(format!(
-                    "{}; no {} readings were returned. Tell the user that a history window \
-                     may be at most {MAX_WINDOW_DAYS} days long, and offer the last \
-                     {MAX_WINDOW_DAYS} days or a shorter window",
-                    refused.message, args.sensor_type
-                ))
-            })?;
+        let (from, to) = window(
+            &args.sensor_type,
+            args.from.as_deref(),
+            args.to.as_deref(),
+            Utc::now(),
+        )?;
         let Reached { building, claims } = live.building(context, &args.building_id).await?;
         let room = room(&building, &args.room_id)?;
         let installed = live
@@ -403,31 +400,39 @@ mod tests {
     fn relative_times_and_empty_fields_are_read_as_small_models_write_them() {
         let now = at(0);
         let day = (now - Duration::hours(24), now);
-        assert_eq!(window(Some(""), Some(" "), now).unwrap(), day);
-        assert_eq!(window(Some("24 hours ago"), Some("now"), now).unwrap(), day);
-        assert_eq!(window(Some("-24h"), None, now).unwrap(), day);
-        assert_eq!(window(Some("now-1d"), None, now).unwrap(), day);
+        assert_eq!(window("co2", Some(""), Some(" "), now).unwrap(), day);
         assert_eq!(
-            window(Some("24 hours before now"), Some("now"), now).unwrap(),
+            window("co2", Some("24 hours ago"), Some("now"), now).unwrap(),
             day
         );
-        assert_eq!(window(Some("last 24 hours"), None, now).unwrap(), day);
-        assert_eq!(window(Some("2026-11-29T00:00:00"), None, now).unwrap(), day);
+        assert_eq!(window("co2", Some("-24h"), None, now).unwrap(), day);
+        assert_eq!(window("co2", Some("now-1d"), None, now).unwrap(), day);
         assert_eq!(
-            window(Some("7 days ago"), None, now).unwrap().0,
+            window("co2", Some("24 hours before now"), Some("now"), now).unwrap(),
+            day
+        );
+        assert_eq!(
+            window("co2", Some("last 24 hours"), None, now).unwrap(),
+            day
+        );
+        assert_eq!(
+            window("co2", Some("2026-11-29T00:00:00"), None, now).unwrap(),
+            day
+        );
+        assert_eq!(
+            window("co2", Some("7 days ago"), None, now).unwrap().0,
             now - Duration::days(7)
         );
-        let error = window(Some("a while ago"), None, now).unwrap_err();
+        let error = window("co2", Some("a while ago"), None, now).unwrap_err();
         assert_eq!(error.kind, ToolErrorKind::BadArguments);
     }
 
     #[test]
     fn a_window_past_the_documented_week_is_refused_saying_the_limit() {
-        assert!(WINDOW_LIMIT.contains(&format!("at most {MAX_WINDOW_DAYS} days")));
         let now = at(0);
-        let week = window(Some("7 days ago"), None, now).unwrap();
+        let week = window("co2", Some("7 days ago"), None, now).unwrap();
         assert_eq!(week, (now - Duration::days(7), now));
-        let refused = window(Some("14 days ago"), None, now).unwrap_err();
+        let refused = window("co2", Some("14 days ago"), None, now).unwrap_err();
         assert_eq!(refused.kind, ToolErrorKind::BadArguments);
         assert!(
             refused.message.contains("at most 7 days"),
@@ -439,7 +444,13 @@ mod tests {
             "{}",
             refused.message
         );
+        assert!(
+            refused.message.contains("no co2 readings were returned"),
+            "{}",
+            refused.message
+        );
         let almost = window(
+            "co2",
             Some("2023-04-01T00:00:00Z"),
             Some("2023-04-14T23:59:59Z"),
             now,
@@ -452,11 +463,16 @@ mod tests {
     fn windows_default_to_a_day_and_are_bounded() {
         let now = at(0);
         assert_eq!(
-            window(None, None, now).unwrap(),
+            window("co2", None, None, now).unwrap(),
             (now - Duration::hours(24), now)
         );
-        let (from, to) =
-            window(Some("2026-11-01"), Some("2026-11-02T12:00:00+01:00"), now).unwrap();
+        let (from, to) = window(
+            "co2",
+            Some("2026-11-01"),
+            Some("2026-11-02T12:00:00+01:00"),
+            now,
+        )
+        .unwrap();
         assert_eq!(from.to_rfc3339(), "2026-11-01T00:00:00+00:00");
         assert_eq!(to.to_rfc3339(), "2026-11-02T11:00:00+00:00");
         for (from, to) in [
@@ -467,7 +483,7 @@ mod tests {
             (None, Some("30/11/2026")),
         ] {
             assert_eq!(
-                window(from, to, now).unwrap_err().kind,
+                window("co2", from, to, now).unwrap_err().kind,
                 ToolErrorKind::BadArguments,
                 "{from:?} {to:?}"
             );
