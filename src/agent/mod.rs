@@ -7,7 +7,8 @@
 //! - [`passages`]: search results read back, and written into a request (tables as rows).
 //! - [`places`]: which of the caller's buildings and rooms a question names; [`clarify`] the
 //!   question back when a room name is in several of them; [`plan`] the first live call
-//!   made by rule when the question names one place and one thing.
+//!   made by rule when the question names one place and one thing; [`window`] the past
+//!   window a history question asks for.
 //! - [`scope`]: the typed topic check that declines off-topic requests.
 //! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
 //!   checked against what the tools returned.
@@ -40,3 +41,4 @@ pub mod staleness;
 mod stream;
 pub mod tools;
 pub mod usage;
+pub mod window;

@@ -7,12 +7,18 @@
 //! The library makes the call instead and the model reads its result, as if it had asked.
 //!
 //! Only a question about one place (one room, or one building and no room) and one thing
-//! (its occupancy, the latest reading of one sensor type, or its sensors) is planned; a
-//! question about a past window, or about more than one thing, is left to the model.
+//! (its occupancy, the latest reading of one sensor type, or its sensors) is planned. A
+//! question about a past window is planned when it names one room, one sensor type (or
+//! occupancy) and a window counted back from now, or none ([`window`]); a question about
+//! more than one thing, or about a window the library does not read, is left to the model.
 
 use super::places::NamedPlaces;
 use super::routing::{asks_for_history, contains_phrase, words};
+use super::window::{asked_window, AskedWindow};
 use serde_json::{json, Value};
+
+/// The history tool's name, which a planned call's refusal is told by.
+pub const HISTORY_TOOL: &str = "get_sensor_history";
 
 /// A tool call the library makes for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,9 +95,6 @@ const SENSORS_PHRASES: &[&str] = &[
 
 /// The call that answers `question` about the places it `named`, when only one does.
 pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCall> {
-    if asks_for_history(question) {
-        return None;
-    }
     let place = one_place(named)?;
     let text = words(question).join(" ");
     let has = |phrase: &str| contains_phrase(&text, phrase);
@@ -104,6 +107,9 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
     types.dedup();
     let occupancy = OCCUPANCY_PHRASES.iter().any(|p| has(p));
     let sensors = SENSORS_PHRASES.iter().any(|p| has(p));
+    if asks_for_history(question) {
+        return history_call(question, place, occupancy, &types, sensors);
+    }
     let (tool, arguments) = match (occupancy, types.as_slice(), sensors) {
         (true, [], false) => ("get_occupancy", place),
         // A building's latest readings of every room are left to the model to narrow down.
@@ -116,6 +122,33 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
         _ => return None,
     };
     Some(PlannedCall { tool, arguments })
+}
+
+/// The history of one sensor type (or of occupancy) of one room over the window the question
+/// asks for; the tool's default window when it asks for none.
+fn history_call(
+    question: &str,
+    mut arguments: Value,
+    occupancy: bool,
+    types: &[&str],
+    sensors: bool,
+) -> Option<PlannedCall> {
+    arguments.get("room_id")?;
+    let kind = match (occupancy, types, sensors) {
+        (false, [kind], false) => *kind,
+        (true, [], false) => "occupancy",
+        _ => return None,
+    };
+    arguments["sensor_type"] = json!(kind);
+    match asked_window(question) {
+        AskedWindow::NotSaid => {}
+        AskedWindow::Last(span) => arguments["from"] = json!(span.start()),
+        AskedWindow::Unclear => return None,
+    }
+    Some(PlannedCall {
+        tool: HISTORY_TOOL,
+        arguments,
+    })
 }
 
 /// The ids of the one room the question names, or of the one building when it names no room.
@@ -171,7 +204,7 @@ mod tests {
 
     #[test]
     fn one_place_and_one_thing_asked_make_the_call() {
-        let table: [(&str, NamedPlaces, &str, Value); 7] = [
+        let table: [(&str, NamedPlaces, &str, Value); 11] = [
             (
                 "How many people are in room hq-101 of building acme-hq right now?",
                 in_room("hq-101"),
@@ -214,6 +247,34 @@ mod tests {
                 "get_occupancy",
                 json!({"building_id": "acme-hq", "room_id": "hq-101"}),
             ),
+            (
+                "How did CO2 develop in room hq-201 over the last 24 hours?",
+                in_room("hq-201"),
+                "get_sensor_history",
+                json!({"building_id": "acme-hq", "room_id": "hq-201", "sensor_type": "co2",
+                       "from": "24 hours ago"}),
+            ),
+            (
+                "What was the highest temperature in room hq-101?",
+                in_room("hq-101"),
+                "get_sensor_history",
+                json!({"building_id": "acme-hq", "room_id": "hq-101",
+                       "sensor_type": "temperature"}),
+            ),
+            (
+                "Show me the CO2 history of room hq-201 over the last 14 days.",
+                in_room("hq-201"),
+                "get_sensor_history",
+                json!({"building_id": "acme-hq", "room_id": "hq-201", "sensor_type": "co2",
+                       "from": "14 days ago"}),
+            ),
+            (
+                "How did occupancy develop in room hq-101 over the past week?",
+                in_room("hq-101"),
+                "get_sensor_history",
+                json!({"building_id": "acme-hq", "room_id": "hq-101",
+                       "sensor_type": "occupancy", "from": "1 week ago"}),
+            ),
         ];
         for (question, named, tool, arguments) in table {
             let planned = first_live_call(question, &named);
@@ -228,9 +289,17 @@ mod tests {
             rooms: vec![room("hq-101"), room("hq-102")],
             ..NamedPlaces::default()
         };
-        let table: [(&str, NamedPlaces); 6] = [
+        let table: [(&str, NamedPlaces); 8] = [
             (
-                "How did CO2 develop in room hq-201 over the last 24 hours?",
+                "How did CO2 develop in room hq-201 since yesterday?",
+                in_room("hq-201"),
+            ),
+            (
+                "How did CO2 develop in building acme-hq over the last 24 hours?",
+                in_building(),
+            ),
+            (
+                "How did CO2 and humidity develop in room hq-201 over the last day?",
                 in_room("hq-201"),
             ),
             ("How many people are in the rooms right now?", two_rooms),

@@ -10,6 +10,8 @@
 //! Small models follow a forced first step far better than they choose one; a capable model
 //! loses nothing, since every tool is offered again after the first hop.
 
+use super::window::{asked_window, AskedWindow};
+
 /// Where a question goes first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -183,6 +185,17 @@ const HISTORY_PHRASES: &[&str] = &[
     "höchste",
     "niedrigste",
     "durchschnitt",
+    "entwickelt",
+    "historique",
+    "évolué",
+    "évolution",
+    "moyenne",
+    "historial",
+    "evolucionado",
+    "evolución",
+    "promedio",
+    "storico",
+    "andamento",
 ];
 
 /// Whether a live question asks about a past window (how a value developed, its highest or
@@ -191,6 +204,7 @@ const HISTORY_PHRASES: &[&str] = &[
 pub fn asks_for_history(question: &str) -> bool {
     let text = words(question).join(" ");
     HISTORY_PHRASES.iter().any(|p| contains_phrase(&text, p))
+        || matches!(asked_window(question), AskedWindow::Last(_))
 }
 
 /// "… what is the level now?": a question ending on "now" asks for the current value ("Now,
@@ -307,12 +321,15 @@ mod tests {
             "How did CO2 develop in room hq-201 of building acme-hq over the last 24 hours?",
             "What was the highest temperature in room hq-101 during the last 24 hours?",
             "Wie war der CO2-Verlauf gestern im Raum hq-201?",
+            "¿Cuál fue la temperatura en la sala hq-101 en las últimas 12 horas?",
+            "Quel était le niveau de CO2 dans la salle hq-201 au cours des 24 dernières heures ?",
         ] {
             assert!(asks_for_history(question), "{question}");
         }
         for question in [
             "What is the CO2 level in room hq-201 of building acme-hq right now?",
             "How many people are in room hq-101?",
+            "What was the last reading of the CO2 sensor in room hq-201?",
         ] {
             assert!(!asks_for_history(question), "{question}");
         }

@@ -58,6 +58,7 @@ use super::routing::{asks_for_history, route, Route};
 use super::scope::{asks_for_writing, parse_topic, Topic, TOPIC_QUESTION};
 use super::tools::registry::ToolOutcome;
 use super::usage::PriceTable;
+use super::window::{self, AskedWindow};
 use crate::contract::{AskResponse, HistoryRole, Question};
 use checks::CheckInputs;
 use gathered::Gathered;
@@ -254,6 +255,8 @@ enum Phase {
     Answer {
         held: bool,
     },
+    /// The call the library made for the model (`plan`).
+    Planned,
     /// The tools the model called.
     ModelTools,
     Finished,
@@ -408,30 +411,55 @@ impl<'a> AnswerRun<'a> {
                 searched,
                 scanned,
             } => self.rooms_returned(calls, outcomes, buildings, searched, scanned),
-            Phase::ModelTools => {
-                let assistant = Message::assistant_calls(calls.clone());
-                self.messages.push(assistant);
-                for (call, outcome) in calls.iter().zip(outcomes) {
-                    let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
-                        .then(|| {
-                            passages::as_prompt_text_for(
-                                &outcome.content,
-                                &self.text,
-                                self.whole_passages(),
-                            )
-                        })
-                        .flatten()
-                        .unwrap_or_else(|| {
-                            serde_json::to_string(&outcome.content).unwrap_or_default()
-                        });
-                    // Live results are kept as read, for the figure checks; passages are not.
-                    let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
-                    self.messages.push(Message::tool_result(&call.id, read));
-                    self.gathered.record_read(call, outcome, kept);
+            Phase::Planned => match self.window_refused(&calls, &outcomes) {
+                Some(answer) => {
+                    for (call, outcome) in calls.iter().zip(outcomes) {
+                        self.gathered.record(call, outcome);
+                    }
+                    self.finish(&answer, Decision::Answered)
                 }
-                self.ask_model()
-            }
+                None => self.model_tools_returned(calls, outcomes),
+            },
+            Phase::ModelTools => self.model_tools_returned(calls, outcomes),
             _ => unreachable!("tool results arrive only after tools were handed out"),
+        }
+    }
+
+    /// The results of the tools called for the model, read back to it; the next answer call.
+    fn model_tools_returned(&mut self, calls: Vec<ToolCall>, outcomes: Vec<ToolOutcome>) -> Step {
+        let assistant = Message::assistant_calls(calls.clone());
+        self.messages.push(assistant);
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
+                .then(|| {
+                    passages::as_prompt_text_for(
+                        &outcome.content,
+                        &self.text,
+                        self.whole_passages(),
+                    )
+                })
+                .flatten()
+                .unwrap_or_else(|| serde_json::to_string(&outcome.content).unwrap_or_default());
+            // Live results are kept as read, for the figure checks; passages are not.
+            let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
+            self.messages.push(Message::tool_result(&call.id, read));
+            self.gathered.record_read(call, outcome, kept);
+        }
+        self.ask_model()
+    }
+
+    /// The library's answer when the history call it planned was refused for asking a longer
+    /// window than one call covers: the model, handed that refusal, garbled the limit.
+    fn window_refused(&self, calls: &[ToolCall], outcomes: &[ToolOutcome]) -> Option<String> {
+        let refused = calls
+            .iter()
+            .zip(outcomes)
+            .any(|(call, outcome)| call.name == plan::HISTORY_TOOL && !outcome.ok);
+        match window::asked_window(&self.text) {
+            AskedWindow::Last(span) if refused && span.too_long() => {
+                Some(window::too_long_answer(span, self.asked_in))
+            }
+            _ => None,
         }
     }
 
@@ -669,7 +697,7 @@ impl<'a> AnswerRun<'a> {
     fn make_planned_call(&mut self, planned: plan::PlannedCall, looked_up: &str) -> Step {
         self.messages = self.opening_messages(Some(looked_up));
         let call = library_call("planned-0", planned.tool, planned.arguments);
-        self.hand_out(Phase::ModelTools, vec![call])
+        self.hand_out(Phase::Planned, vec![call])
     }
 
     /// The conversation opened with the question (and what was looked up for it); the first

@@ -137,9 +137,39 @@ fn routing_and_the_steps_before_the_model() {
             In::Text("7 people are in the Board Room."),
             answered("7 people"),
         ),
-        rooms_of_hq_asked(
-            "live about a past window: the history tool alone",
+        planned(
+            "live about the last 24 hours of one sensor of one room: the library makes the call",
             "What was the highest CO2 in room hq-101 of building acme-hq over the last 24 hours?",
+            "get_sensor_history",
+            json!({"sensor_type": "co2", "unit": "ppm", "points": [{"ts": "2026-12-01T08:00:00Z", "value": 812}]}),
+        )
+        .then(
+            In::Text("The highest CO2 was 812 ppm."),
+            answered("812 ppm"),
+        ),
+        rooms_of_hq_asked(
+            "live about a past window longer than a history call covers: the limit, in the \
+             question's language, no model call",
+            "Wie hat sich CO2 im Raum hq-101 des Gebäudes acme-hq in den letzten 14 Tagen entwickelt?",
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms())]),
+            Out::Tools(vec!["get_sensor_history"], 0),
+        )
+        .then(
+            In::Results(vec![(
+                false,
+                json!({"error": {"kind": "bad_arguments", "message":
+                    "a history window may be at most 7 days long and 14 days were asked for"}}),
+            )]),
+            Out::Done(
+                Decision::Answered,
+                Expected::Contains("höchstens 7 Tage; angefragt waren 14 Tage"),
+            ),
+        ),
+        rooms_of_hq_asked(
+            "live about a past window the library does not read: the history tool alone",
+            "What was the highest CO2 in room hq-101 of building acme-hq since yesterday?",
         )
         .then(
             In::Results(vec![(true, hq_rooms())]),

@@ -16,8 +16,9 @@ const DEFAULT_WINDOW_HOURS: i64 = 24;
 /// The longest window one call may ask for: what the user documentation promises
 /// (`user/readings-and-history.md`), so the tool and the page agree.
 pub const MAX_WINDOW_DAYS: i64 = 7;
-/// Series up to this long are returned point by point.
-const MAX_RAW_POINTS: usize = 60;
+/// Series up to this long are returned point by point: about as many prompt tokens as the
+/// [`BUCKETS`] of a summary (each point is a timestamp and a value).
+const MAX_RAW_POINTS: usize = 24;
 /// Time buckets of a summarised series: a day in two-hour buckets. With 24, a day's CO2 history
 /// took the request past the 4,096-token context of a small local model.
 pub const BUCKETS: usize = 12;
@@ -54,14 +55,23 @@ pub struct Stats {
     pub mean: f64,
 }
 
+/// One time bucket of a summarised series. Its end (the next bucket's start, the last one's
+/// the window's end) and its count stay out of the result: with them, a day's twelve buckets
+/// cost a small model some 300 more prompt tokens, about four seconds on two CPU cores.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bucket {
     #[serde(serialize_with = "to_the_second")]
     pub start: DateTime<Utc>,
-    #[serde(serialize_with = "to_the_second")]
+    #[serde(skip)]
     pub end: DateTime<Utc>,
-    #[serde(flatten)]
-    pub stats: Stats,
+    #[serde(skip)]
+    pub count: usize,
+    #[serde(serialize_with = "two_decimals")]
+    pub min: f64,
+    #[serde(serialize_with = "two_decimals")]
+    pub max: f64,
+    #[serde(serialize_with = "two_decimals")]
+    pub mean: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,7 +139,14 @@ pub fn summarise(
             let inside = points
                 .iter()
                 .filter(|p| p.ts >= start && (p.ts < end || (last_bucket && p.ts <= end)));
-            stats(inside.map(|p| p.value)).map(|stats| Bucket { start, end, stats })
+            stats(inside.map(|p| p.value)).map(|stats| Bucket {
+                start,
+                end,
+                count: stats.count,
+                min: stats.min,
+                max: stats.max,
+                mean: stats.mean,
+            })
         })
         .collect();
     Some(HistorySummary {
@@ -209,13 +226,16 @@ fn given(field: Option<&str>) -> Option<&str> {
     field.filter(|text| !text.trim().is_empty())
 }
 
-/// "14 days" (to the nearest day) for a span of two days or more, else "30 hours".
+/// "14 days" (to the nearest day) for a span of two days or more, "30 hours" for two hours or
+/// more, else "90 minutes".
 fn days_or_hours(span: Duration) -> String {
     let hours = span.num_hours();
     if hours >= 48 {
         format!("{} days", (hours + 12) / 24)
-    } else {
+    } else if hours >= 2 {
         format!("{hours} hours")
+    } else {
+        format!("{} minutes", span.num_minutes())
     }
 }
 
@@ -376,10 +396,15 @@ fn history_json(
         body["stats"] = json!(summary.overall);
     } else {
         body["summary"] = json!(summary);
+        let width = summary
+            .buckets
+            .first()
+            .map_or(Duration::zero(), |b| b.end - b.start);
         body["note"] = json!(format!(
-            "{} points summarised in {} time buckets",
+            "{} points summarised in {} buckets of {}, each from its start",
             points.len(),
-            summary.buckets.len()
+            summary.buckets.len(),
+            days_or_hours(width)
         ));
     }
     (body, line)
@@ -502,13 +527,20 @@ mod tests {
         assert_eq!(summary.overall.count, 1440);
         assert_eq!((summary.overall.min, summary.overall.max), (0.0, 99.0));
         assert_eq!(summary.buckets.len(), BUCKETS);
-        let counted: usize = summary.buckets.iter().map(|b| b.stats.count).sum();
+        let counted: usize = summary.buckets.iter().map(|b| b.count).sum();
         assert_eq!(counted, 1440);
         assert_eq!(summary.first.ts, at(0));
         assert_eq!(summary.last.ts, at(1439));
         let (body, _) = history_json(json!({}), &points, at(0), at(1439));
         assert!(body.get("points").is_none());
         assert_eq!(body["summary"]["count"], 1440);
+        let bucket = &body["summary"]["buckets"][0];
+        assert!(bucket.get("end").is_none() && bucket.get("count").is_none());
+        assert!(bucket.get("start").is_some() && bucket.get("mean").is_some());
+        assert_eq!(
+            body["note"],
+            "1440 points summarised in 12 buckets of 119 minutes, each from its start"
+        );
         assert!(body.to_string().len() < 8_000, "{}", body.to_string().len());
     }
 

@@ -13,7 +13,7 @@ mod history;
 mod sensors;
 
 pub use buildings::{GetBuilding, GetOccupancy, GetRoom, ListBuildings};
-pub use history::{summarise, GetSensorHistory, HistorySummary};
+pub use history::{summarise, GetSensorHistory, HistorySummary, MAX_WINDOW_DAYS};
 pub use sensors::{GetLatestSensorData, ListSensors};
 
 use super::{ToolContext, ToolError, ToolErrorKind};
