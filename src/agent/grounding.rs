@@ -127,6 +127,41 @@ pub fn attribute(answer: &str, passages: &[(String, String)]) -> Option<String> 
     attributed.then_some(out)
 }
 
+/// Words an answer of a few words may have and still be a fragment ("dB(A)", "every 5 minutes").
+const MAX_FRAGMENT_WORDS: usize = 4;
+
+/// `answer` with the marker of the passage it was taken from, when it is a bare fragment
+/// ("dB(A)") too short for [`attribute`] to find support for: the passage that best matches
+/// `question` (earlier wins a tie), when that passage holds every word and figure of the
+/// fragment. Any other passage holding them does not count: "lux" in answer to a question
+/// about noise is found in the passage about light.
+pub fn attribute_fragment(
+    answer: &str,
+    question: &str,
+    passages: &[(String, String)],
+) -> Option<String> {
+    let tokens = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
+            .map(|t| t.trim_matches(['.', ',']).to_lowercase())
+            .filter(|t| t.chars().count() >= 2)
+            .collect()
+    };
+    let said = tokens(answer);
+    if said.is_empty() || said.len() > MAX_FRAGMENT_WORDS || sentences(answer).len() > 1 {
+        return None;
+    }
+    let asked = terms(question);
+    let (best, support) = passages
+        .iter()
+        .map(|(id, text)| ((id, text), asked.support_in(&terms(text))))
+        .rev()
+        .max_by_key(|(_, support)| (support.numbers, support.words))?;
+    let (id, text) = best;
+    let held = tokens(text);
+    let all_held = said.iter().all(|token| held.contains(token));
+    (support.is_enough() && all_held).then(|| format!("{}[^{id}]", answer.trim_end()))
+}
+
 /// The chunk ids of markers in `answer` whose passage does not support the sentence the
 /// marker ends (no shared number, fewer than [`MIN_SHARED_WORDS`] shared words). Markers of
 /// chunks not in `passages` are not judged here: they are invented, and removed elsewhere.
@@ -597,6 +632,38 @@ mod tests {
         assert!(!states_a_number("Room hq-201 does not say."));
         assert!(states_a_number("About €120."));
         assert!(states_a_number("It costs 120 EUR.[^ab12cd34ef56]"));
+    }
+
+    #[test]
+    fn a_bare_fragment_is_attributed_to_the_passage_about_the_question_only() {
+        let passages = vec![
+            (
+                "noise".to_string(),
+                "Noise sensors report the A-weighted sound level in dB(A), averaged over one \
+                 minute."
+                    .to_string(),
+            ),
+            (
+                "light".to_string(),
+                "Light sensors report illuminance in lux at desk height.".to_string(),
+            ),
+        ];
+        let question = "In which unit do noise sensors report?";
+        assert_eq!(
+            attribute_fragment("dB(A)", question, &passages).as_deref(),
+            Some("dB(A)[^noise]")
+        );
+        // Held by a passage, but not by the one about what was asked.
+        assert_eq!(attribute_fragment("lux", question, &passages), None);
+        // A sentence is not a fragment; a passage about something else supports nothing.
+        assert_eq!(
+            attribute_fragment("It is dB(A). Always.", question, &passages),
+            None
+        );
+        assert_eq!(
+            attribute_fragment("dB(A)", "How do I reset my password?", &passages),
+            None
+        );
     }
 
     fn passages() -> Vec<(String, String)> {

@@ -119,7 +119,10 @@ pub(super) fn respond(
     let mut checked = citations::check(&answer, &gathered.returned_chunks);
     let unsupported = grounding::unsupported_markers(&checked.answer, &gathered.passages);
     if checked.citations.is_empty() && decision == Decision::Answered {
-        if let Some(marked) = grounding::attribute(&checked.answer, &gathered.passages) {
+        let marked = grounding::attribute(&checked.answer, &gathered.passages).or_else(|| {
+            grounding::attribute_fragment(&checked.answer, inputs.question, &gathered.passages)
+        });
+        if let Some(marked) = marked {
             let hallucinated = std::mem::take(&mut checked.hallucinated);
             checked = citations::check(&marked, &gathered.returned_chunks);
             checked.hallucinated = hallucinated;
