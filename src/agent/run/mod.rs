@@ -916,15 +916,10 @@ impl<'a> AnswerRun<'a> {
             };
         }
         self.reasked = true;
-        self.messages.push(message);
-        let step = if describing {
-            self.tools_off = true;
-            self.answer_field = true;
-            self.messages
-                .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
-            self.ask_model()
-        } else if !misstated.is_empty() {
-            // Asked in the question's language, the reply needs no language re-ask after it.
+        let step = if !misstated.is_empty() && !describing {
+            // Asked without its draft: shown the draft and told which lines state the figure,
+            // the 1.5B model wrote the draft again word for word. Asked in the question's
+            // language, the reply needs no language re-ask after it.
             self.tools_off = true;
             self.messages
                 .push(Message::user(prompts::state_figures_as_passages(
@@ -932,7 +927,15 @@ impl<'a> AnswerRun<'a> {
                     self.asked_in,
                 )));
             self.ask_model()
+        } else if describing {
+            self.messages.push(message);
+            self.tools_off = true;
+            self.answer_field = true;
+            self.messages
+                .push(Message::user(prompts::ANSWER_INSTEAD_OF_DESCRIBING));
+            self.ask_model()
         } else if let Some(asked_in) = other_language {
+            self.messages.push(message);
             // Held to the answer field: asked without tools, the 1.5B model wrote its tool
             // call out as text instead.
             self.tools_off = true;
@@ -942,6 +945,7 @@ impl<'a> AnswerRun<'a> {
                 .push(Message::user(prompts::answer_in(asked_in)));
             self.ask_model()
         } else {
+            self.messages.push(message);
             self.messages
                 .push(Message::user(prompts::REASK_FROM_RESULTS));
             self.ask_model()

@@ -107,7 +107,8 @@ pub(super) fn state_figures_as_passages(
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let mut note = String::from("Check the figures of your answer against the passages.");
+    // Sent after the question without the draft it corrects (see `final_text`).
+    let mut note = String::from("A first answer gave figures otherwise than the passages do.");
     // Told which line the question is about, a small model answers from it; told to choose,
     // the 1.5B model gave up on a plain table row.
     let plain = misstated
@@ -115,7 +116,10 @@ pub(super) fn state_figures_as_passages(
         .all(|figure| !figure.asked_about.is_empty());
     for figure in misstated {
         if figure.stated_as.is_empty() {
-            note.push_str(&format!(" {} is in no passage.", figure.figure));
+            note.push_str(&format!(
+                " It gave {}, which is in no passage.",
+                figure.figure
+            ));
         } else if plain {
             note.push_str(&format!(
                 " The line the question is about: {}.",

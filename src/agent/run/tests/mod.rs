@@ -431,3 +431,34 @@ fn the_passages_go_into_the_question_and_the_history_before_it() {
     );
     assert_eq!(run.citable().count(), 1);
 }
+
+#[test]
+fn a_misstated_figure_is_asked_again_without_the_draft() {
+    let mut settings = settings();
+    settings.scope_check = false;
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let question = Question {
+        text: DOCS_QUESTION.into(),
+        ..Question::default()
+    };
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    run.start();
+    run.tools_returned(vec![ToolOutcome {
+        tool: "search_docs".into(),
+        ok: true,
+        content: docs_passage(),
+        summary: String::new(),
+        ms: 1,
+    }]);
+    let draft = "Air is poor below 1400 ppm.";
+    let step = run
+        .model_replied(Ok(turn(Message::assistant(draft), Usage::default())))
+        .unwrap();
+    assert!(matches!(step, Step::Model(_)));
+    let messages = run.messages();
+    assert_eq!(messages.len(), 3, "system, question, note");
+    assert!(messages.iter().all(|m| m.content.as_deref() != Some(draft)));
+    let note = messages[2].content.as_deref().unwrap_or_default();
+    assert!(note.contains("From 1000 ppm to 1400 ppm"), "{note}");
+}
