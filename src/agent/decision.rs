@@ -219,6 +219,52 @@ pub fn describes_tools<'a>(answer: &str, tool_names: impl IntoIterator<Item = &'
         || LOOK_IT_UP.iter().any(|phrase| lower.contains(phrase))
 }
 
+/// Whether an answer is a passage's heading copied out instead of an answer: it opens with the
+/// marker of a passage it was given (`[^ca31ef8dfcd2]`, or the id bare in brackets) before
+/// any word, or holds a passage's source line (`(user/sensor-co2.md › CO2 sensors)`). The
+/// 0.5B model answered most documentation questions of the golden set with the first
+/// passage's heading line.
+pub fn copies_a_passage_heading(answer: &str, is_passage: impl Fn(&str) -> bool) -> bool {
+    let text = answer.trim_start();
+    let opens_with_marker = text
+        .strip_prefix('[')
+        .map(|rest| rest.strip_prefix('^').unwrap_or(rest))
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(id, _)| is_passage(id));
+    let holds_source_line = text.split('(').skip(1).any(|after| {
+        after
+            .split_once(')')
+            .is_some_and(|(inside, _)| inside.contains(".md › "))
+    });
+    opens_with_marker || holds_source_line
+}
+
+/// `answer` without the passage heading it opens with (a marker, a source line, in either
+/// order), when what is left is prose; `None` when nothing is, or when what is left is a
+/// passage copied out from its heading on (`# CO2 sensors …`).
+pub fn without_copied_heading(answer: &str) -> Option<String> {
+    let mut rest = answer.trim_start();
+    loop {
+        let before = rest;
+        if let Some((_, after)) = rest
+            .strip_prefix('[')
+            .and_then(|inside| inside.split_once(']'))
+        {
+            rest = after.trim_start();
+        }
+        if let Some((inside, after)) = rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            if inside.contains(".md › ") {
+                rest = after.trim_start();
+            }
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let prose = !rest.is_empty() && !rest.starts_with('#') && rest.split_whitespace().count() >= 3;
+    prose.then(|| rest.to_string())
+}
+
 /// How a small model sends the reader to look an answer up.
 const LOOK_IT_UP: &[&str] = &[
     "you can search",
@@ -260,6 +306,40 @@ fn normalise(answer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copied_passage_heading_is_told_from_an_answer() {
+        let given = |id: &str| ["ca31ef8dfcd2", "86284428d0ed", "329d53d0214f"].contains(&id);
+        for copied in [
+            "[^ca31ef8dfcd2] (user/sensor-co2.md › CO2 sensors)",
+            "[86284428d0ed]",
+            "[329d53d0214f] Office work needs about 500 lux.",
+            "See (user/faq.md › Frequently asked questions) for this.",
+        ] {
+            assert!(copies_a_passage_heading(copied, given), "{copied}");
+        }
+        for answer in [
+            "Outdoor air has about 420 ppm.[^ca31ef8dfcd2]",
+            "dB(A)",
+            "[Link](https://example.org) explains it.",
+            "[abcdefabcdef] is not a passage given.",
+            "Between 40 and 60 %RH (relative humidity) is comfortable.",
+        ] {
+            assert!(!copies_a_passage_heading(answer, given), "{answer}");
+        }
+        assert_eq!(
+            without_copied_heading("[329d53d0214f] Office work needs about 500 lux.").as_deref(),
+            Some("Office work needs about 500 lux.")
+        );
+        assert_eq!(
+            without_copied_heading("[^ca31ef8dfcd2] (user/sensor-co2.md › CO2 sensors)"),
+            None
+        );
+        assert_eq!(
+            without_copied_heading("[^ca31ef8dfcd2] (user/sensor-co2.md › CO2 sensors) # CO2 sensors CO2 sensors measure …"),
+            None
+        );
+    }
 
     #[test]
     fn library_sentences_exist_in_every_language() {

@@ -46,7 +46,9 @@ pub use turn::{LoopState, TurnVerdict};
 
 use super::clarify;
 use super::decision::REFUSAL;
-use super::decision::{describes_tools, Decision, IDK_MARKER};
+use super::decision::{
+    copies_a_passage_heading, describes_tools, without_copied_heading, Decision, IDK_MARKER,
+};
 use super::figures;
 use super::language;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
@@ -900,7 +902,23 @@ impl<'a> AnswerRun<'a> {
             self.figures_misstated = !misstated.is_empty();
             return self.finish(&answer, decision);
         }
-        let wrong = describing || refused_data || !misstated.is_empty() || other_language.is_some();
+        let copied = decision == Decision::Answered
+            && !describing
+            && copies_a_passage_heading(&answer, |id| {
+                self.gathered.returned_chunks.contains_key(id)
+            });
+        if self.reasked && copied {
+            // Asked once more and still a heading: its prose, if any follows it.
+            return match without_copied_heading(&answer) {
+                Some(prose) => self.finish(&prose, decision),
+                None => self.finish(IDK_MARKER, Decision::Idk),
+            };
+        }
+        let wrong = describing
+            || copied
+            || refused_data
+            || !misstated.is_empty()
+            || other_language.is_some();
         if self.reasked || !wrong {
             if self.reasked && !misstated.is_empty() {
                 if let Some(quoted) = self.row_asked_about() {
@@ -916,7 +934,12 @@ impl<'a> AnswerRun<'a> {
             };
         }
         self.reasked = true;
-        let step = if !misstated.is_empty() && !describing {
+        let step = if copied {
+            self.tools_off = true;
+            self.messages
+                .push(Message::user(prompts::answer_in_sentences(self.asked_in)));
+            self.ask_model()
+        } else if !misstated.is_empty() && !describing {
             // Asked without its draft: shown the draft and told which lines state the figure,
             // the 1.5B model wrote the draft again word for word. Asked in the question's
             // language, the reply needs no language re-ask after it.

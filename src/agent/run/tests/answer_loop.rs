@@ -91,6 +91,24 @@ fn the_answer_loop() {
                 In::Text("Air is poor from 1000 to 1400 ppm."),
                 answered("1000 to 1400"),
             ),
+        docs("a passage heading copied out: asked once more, without tools, for sentences")
+            .then(
+                In::Text("[^co2-bands] (sensors/co2.md › Bands)"),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+            )
+            .then(
+                In::Text("[^co2-bands] Air is poor from 1000 to 1400 ppm."),
+                Out::Done(
+                    Decision::Answered,
+                    Expected::Exactly("Air is poor from 1000 to 1400 ppm.[^co2-bands]"),
+                ),
+            ),
+        docs("a passage heading copied out twice: idk")
+            .then(
+                In::Text("[co2-bands]"),
+                Out::Answer(Offer::Nothing, ToolChoice::None, ReplyShape::Free, true),
+            )
+            .then(In::Text("[^co2-bands] (sensors/co2.md › Bands)"), idk()),
         docs("a range read as a bound twice: idk")
             .then(
                 In::Text("Air is poor below 1400 ppm."),
