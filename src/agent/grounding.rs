@@ -12,7 +12,7 @@
 //! - [`subject_returned`]: whether what a live question asks about ("how many elevators", "what
 //!   is the Wi-Fi password") is anywhere in what the tools returned.
 
-use super::routing::words;
+use super::words::words;
 use crate::citations;
 
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or

@@ -8,7 +8,8 @@
 //! - [`places`]: which of the caller's buildings and rooms a question names; [`clarify`] the
 //!   question back when a room name is in several of them; [`plan`] the first live call
 //!   made by rule when the question names one place and one thing; [`window`] the past
-//!   window a history question asks for.
+//!   window a history question asks for; [`words`] the words of a text as these rules read
+//!   them.
 //! - [`scope`]: the typed topic check that declines off-topic requests.
 //! - [`grounding`]: citations attributed in code, unsupported markers flagged, live answers
 //!   checked against what the tools returned.
@@ -42,3 +43,4 @@ mod stream;
 pub mod tools;
 pub mod usage;
 pub mod window;
+pub mod words;

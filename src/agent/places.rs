@@ -10,7 +10,8 @@
 //! none of the caller's is *unknown*: whether it does not exist or belongs to someone else
 //! looks the same, and the answer is "I don't know" without asking the model.
 
-use super::routing::{words, PLACE_WORDS};
+use super::routing::PLACE_WORDS;
+use super::words::words;
 use serde_json::Value;
 
 /// A building the caller may see.

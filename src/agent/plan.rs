@@ -13,8 +13,9 @@
 //! more than one thing, or about a window the library does not read, is left to the model.
 
 use super::places::NamedPlaces;
-use super::routing::{asks_for_history, contains_phrase, words};
+use super::routing::asks_for_history;
 use super::window::{asked_window, AskedWindow};
+use super::words::{contains_phrase, words};
 use serde_json::{json, Value};
 
 /// The history tool's name, which a planned call's refusal is told by.

@@ -11,6 +11,7 @@
 //! loses nothing, since every tool is offered again after the first hop.
 
 use super::window::{asked_window, AskedWindow};
+use super::words::{contains_phrase, words};
 
 /// Where a question goes first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,16 +217,6 @@ fn ends_with_now(words: &[String]) -> bool {
     )
 }
 
-/// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
-pub(super) fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .map(|w| w.trim_matches('-'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 fn greeting(text: &str) -> Option<GreetingKind> {
     // "Thanks, that's all for today" is thanks; "Hello, how do I add a sensor?" is a question.
     let first_clause_is = |list: &[&str]| list.contains(&text);
@@ -254,16 +245,6 @@ fn names_a_place(words: &[String]) -> bool {
         PLACE_WORDS.contains(&pair[0].as_str())
             && pair[1].contains('-')
             && pair[1].chars().any(|c| c.is_ascii_alphanumeric())
-    })
-}
-
-/// Whether `phrase` is in `text` (words joined by single spaces) as whole words.
-pub(super) fn contains_phrase(text: &str, phrase: &str) -> bool {
-    text.match_indices(phrase).any(|(at, _)| {
-        let starts_a_word = at == 0 || text.as_bytes()[at - 1] == b' ';
-        let end = at + phrase.len();
-        let ends_a_word = end == text.len() || text.as_bytes()[end] == b' ';
-        starts_a_word && ends_a_word
     })
 }
 

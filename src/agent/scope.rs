@@ -15,7 +15,7 @@
 //! prompt tokens) with a reply of a dozen tokens.
 
 use super::decision::{READ_ONLY_REFUSAL, REFUSAL};
-use super::routing::{contains_phrase, words};
+use super::words::{contains_phrase, words};
 use serde::Deserialize;
 
 /// Asked after the conversation; the reply is held to [`response_schema`].

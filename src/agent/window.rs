@@ -8,8 +8,8 @@
 //! that window, not the library.
 
 use super::language::Language;
-use super::routing::words;
 use super::tools::live::MAX_WINDOW_DAYS;
+use super::words::words;
 
 /// A span of time counted back from now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -697,10 +697,11 @@ fn the_golden_set_covers_what_it_must() {
         "idk",
         "jailbreak",
         "other-domain",
+        // Known gaps keep their cases and this tag once mended (an open one is `xfail`).
+        "gap",
     ] {
         assert!(tags.contains(tag), "no case tagged {tag}");
     }
-    assert!(golden.cases.iter().any(|c| c.xfail.is_some()));
 }
 
 /// Pages of `documentation/` whose front matter restricts them, as source keys.

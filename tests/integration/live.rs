@@ -551,6 +551,79 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
 }
 
 #[tokio::test]
+async fn a_window_counted_back_from_now_is_read_by_the_library_and_called_for_the_model() {
+    let w = world().await;
+    let provider =
+        ScriptedProvider::start(vec![answer("CO2 rose in the morning.", usage(20, 8))]).await;
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let question = "How did CO2 develop in room hq-201 of building acme-hq over the last 24 hours?";
+    let response = agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    let history = response
+        .trace
+        .iter()
+        .find(|t| t.tool == "get_sensor_history")
+        .expect("the history tool ran");
+    assert_eq!(
+        history.arguments,
+        json!({"building_id": "acme-hq", "room_id": "hq-201", "sensor_type": "co2",
+               "from": "24 hours ago"})
+    );
+    assert!(history.ok, "{history:?}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1, "the model only reads the result");
+    let messages = requests[0]["messages"].as_array().unwrap();
+    let result = messages.last().unwrap()["content"].as_str().unwrap();
+    let result: Value = serde_json::from_str(result).unwrap();
+    let bucket = &result["summary"]["buckets"][0];
+    assert!(bucket["mean"].is_number(), "{result}");
+    assert!(
+        bucket.get("end").is_none() && bucket.get("count").is_none(),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_window_past_the_limit_is_refused_by_the_tool_and_answered_by_the_library() {
+    let w = world().await;
+    let provider = ScriptedProvider::start(vec![]).await;
+    let World {
+        sim: _running,
+        registry,
+        ..
+    } = w;
+    let agent = agent_over(registry, &provider);
+    let question =
+        "¿Cómo evolucionó el CO2 en la sala hq-201 del edificio acme-hq en los últimos 14 días?";
+    let response = agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    let history = response
+        .trace
+        .iter()
+        .find(|t| t.tool == "get_sensor_history")
+        .expect("the history tool ran");
+    assert!(!history.ok, "refused by the tool: {history:?}");
+    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
+    assert!(
+        response
+            .answer
+            .contains("como máximo 7 días y se pidieron 14 días"),
+        "{}",
+        response.answer
+    );
+    assert!(provider.requests().is_empty(), "no model call");
+}
+
+#[tokio::test]
 async fn a_question_about_a_past_window_is_offered_the_history_tool_alone_first() {
     let w = world().await;
     let provider = ScriptedProvider::start(vec![
@@ -571,8 +644,9 @@ async fn a_question_about_a_past_window_is_offered_the_history_tool_alone_first(
         ..
     } = w;
     let agent = agent_over(registry, &provider);
+    // A window the library does not read ("since yesterday"): the model writes the call.
     let question =
-        "What was the highest temperature in room hq-101 of building acme-hq during the last 24 hours?";
+        "What was the highest temperature in room hq-101 of building acme-hq since yesterday?";
     let response = agent
         .answer(&Question::new(question), &acme_staff(), None)
         .await

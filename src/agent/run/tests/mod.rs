@@ -396,11 +396,27 @@ fn an_answer_call_that_fails_fails_the_answer() {
     assert_eq!(run.model_replied(Err(error.clone())), Err(error));
 }
 
-#[test]
-fn the_passages_go_into_the_question_and_the_history_before_it() {
+/// `question` run up to its first answer call, `docs_passage` returned by the library's search;
+/// `then` goes on from there.
+fn after_the_search(question: Question, then: impl FnOnce(&mut AnswerRun<'_>)) {
     let mut settings = settings();
     settings.scope_check = false;
     let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    run.start();
+    run.tools_returned(vec![ToolOutcome {
+        tool: "search_docs".into(),
+        ok: true,
+        content: docs_passage(),
+        summary: String::new(),
+        ms: 1,
+    }]);
+    then(&mut run);
+}
+
+#[test]
+fn the_passages_go_into_the_question_and_the_history_before_it() {
     let question = Question {
         text: format!("{DOCS_QUESTION}\u{200b}"),
         history: vec![HistoryMessage {
@@ -409,56 +425,37 @@ fn the_passages_go_into_the_question_and_the_history_before_it() {
         }],
         ..Question::default()
     };
-    let prices = PriceTable::default();
-    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
-    run.start();
-    run.tools_returned(vec![ToolOutcome {
-        tool: "search_docs".into(),
-        ok: true,
-        content: docs_passage(),
-        summary: String::new(),
-        ms: 1,
-    }]);
-    let messages = run.messages();
-    assert_eq!(messages.len(), 3);
-    assert_eq!(messages[0].content.as_deref(), Some("system"));
-    assert_eq!(messages[1].content.as_deref(), Some("earlier"));
-    let last = messages[2].content.as_deref().unwrap_or_default();
-    assert!(last.contains("[^co2-bands]"), "{last}");
-    assert!(
-        last.ends_with(&format!("Question: {DOCS_QUESTION}")),
-        "{last}"
-    );
-    assert_eq!(run.citable().count(), 1);
+    after_the_search(question, |run| {
+        let messages = run.messages();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[0].content.as_deref(), Some("system"));
+        assert_eq!(messages[1].content.as_deref(), Some("earlier"));
+        let last = messages[2].content.as_deref().unwrap_or_default();
+        assert!(last.contains("[^co2-bands]"), "{last}");
+        assert!(
+            last.ends_with(&format!("Question: {DOCS_QUESTION}")),
+            "{last}"
+        );
+        assert_eq!(run.citable().count(), 1);
+    });
 }
 
 #[test]
 fn a_misstated_figure_is_asked_again_without_the_draft() {
-    let mut settings = settings();
-    settings.scope_check = false;
-    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
     let question = Question {
         text: DOCS_QUESTION.into(),
         ..Question::default()
     };
-    let prices = PriceTable::default();
-    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
-    run.start();
-    run.tools_returned(vec![ToolOutcome {
-        tool: "search_docs".into(),
-        ok: true,
-        content: docs_passage(),
-        summary: String::new(),
-        ms: 1,
-    }]);
-    let draft = "Air is poor below 1400 ppm.";
-    let step = run
-        .model_replied(Ok(turn(Message::assistant(draft), Usage::default())))
-        .unwrap();
-    assert!(matches!(step, Step::Model(_)));
-    let messages = run.messages();
-    assert_eq!(messages.len(), 3, "system, question, note");
-    assert!(messages.iter().all(|m| m.content.as_deref() != Some(draft)));
-    let note = messages[2].content.as_deref().unwrap_or_default();
-    assert!(note.contains("From 1000 ppm to 1400 ppm"), "{note}");
+    after_the_search(question, |run| {
+        let draft = "Air is poor below 1400 ppm.";
+        let step = run
+            .model_replied(Ok(turn(Message::assistant(draft), Usage::default())))
+            .unwrap();
+        assert!(matches!(step, Step::Model(_)));
+        let messages = run.messages();
+        assert_eq!(messages.len(), 3, "system, question, note");
+        assert!(messages.iter().all(|m| m.content.as_deref() != Some(draft)));
+        let note = messages[2].content.as_deref().unwrap_or_default();
+        assert!(note.contains("From 1000 ppm to 1400 ppm"), "{note}");
+    });
 }
