@@ -550,18 +550,23 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
     assert!(sent.ends_with(&format!("Question: {question}")), "{sent}");
 }
 
-#[tokio::test]
-async fn a_window_counted_back_from_now_is_read_by_the_library_and_called_for_the_model() {
-    let w = world().await;
-    let provider =
-        ScriptedProvider::start(vec![answer("CO2 rose in the morning.", usage(20, 8))]).await;
+/// `question` answered for an acme staff member over the sim, the model scripted by `replies`;
+/// the answer, the history call it made, and the requests the model was sent.
+async fn history_asked(
+    replies: Vec<crate::provider::Reply>,
+    question: &str,
+) -> (
+    crowdvision_agent::contract::AskResponse,
+    crowdvision_agent::contract::TraceEntry,
+    Vec<Value>,
+) {
     let World {
         sim: _running,
         registry,
         ..
-    } = w;
+    } = world().await;
+    let provider = ScriptedProvider::start(replies).await;
     let agent = agent_over(registry, &provider);
-    let question = "How did CO2 develop in room hq-201 of building acme-hq over the last 24 hours?";
     let response = agent
         .answer(&Question::new(question), &acme_staff(), None)
         .await
@@ -570,14 +575,24 @@ async fn a_window_counted_back_from_now_is_read_by_the_library_and_called_for_th
         .trace
         .iter()
         .find(|t| t.tool == "get_sensor_history")
+        .cloned()
         .expect("the history tool ran");
+    (response, history, provider.requests())
+}
+
+#[tokio::test]
+async fn a_window_counted_back_from_now_is_read_by_the_library_and_called_for_the_model() {
+    let (_, history, requests) = history_asked(
+        vec![answer("CO2 rose in the morning.", usage(20, 8))],
+        "How did CO2 develop in room hq-201 of building acme-hq over the last 24 hours?",
+    )
+    .await;
     assert_eq!(
         history.arguments,
         json!({"building_id": "acme-hq", "room_id": "hq-201", "sensor_type": "co2",
                "from": "24 hours ago"})
     );
     assert!(history.ok, "{history:?}");
-    let requests = provider.requests();
     assert_eq!(requests.len(), 1, "the model only reads the result");
     let messages = requests[0]["messages"].as_array().unwrap();
     let result = messages.last().unwrap()["content"].as_str().unwrap();
@@ -592,25 +607,11 @@ async fn a_window_counted_back_from_now_is_read_by_the_library_and_called_for_th
 
 #[tokio::test]
 async fn a_window_past_the_limit_is_refused_by_the_tool_and_answered_by_the_library() {
-    let w = world().await;
-    let provider = ScriptedProvider::start(vec![]).await;
-    let World {
-        sim: _running,
-        registry,
-        ..
-    } = w;
-    let agent = agent_over(registry, &provider);
-    let question =
-        "¿Cómo evolucionó el CO2 en la sala hq-201 del edificio acme-hq en los últimos 14 días?";
-    let response = agent
-        .answer(&Question::new(question), &acme_staff(), None)
-        .await
-        .unwrap();
-    let history = response
-        .trace
-        .iter()
-        .find(|t| t.tool == "get_sensor_history")
-        .expect("the history tool ran");
+    let (response, history, requests) = history_asked(
+        vec![],
+        "¿Cómo evolucionó el CO2 en la sala hq-201 del edificio acme-hq en los últimos 14 días?",
+    )
+    .await;
     assert!(!history.ok, "refused by the tool: {history:?}");
     assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
     assert!(
@@ -620,7 +621,7 @@ async fn a_window_past_the_limit_is_refused_by_the_tool_and_answered_by_the_libr
         "{}",
         response.answer
     );
-    assert!(provider.requests().is_empty(), "no model call");
+    assert!(requests.is_empty(), "no model call");
 }
 
 #[tokio::test]
