@@ -626,40 +626,24 @@ async fn a_window_past_the_limit_is_refused_by_the_tool_and_answered_by_the_libr
 
 #[tokio::test]
 async fn a_question_about_a_past_window_is_offered_the_history_tool_alone_first() {
-    let w = world().await;
-    let provider = ScriptedProvider::start(vec![
-        tool_calls(
-            &[(
-                "c1",
-                "get_sensor_history",
-                r#"{"building_id":"acme-hq","room_id":"hq-101","sensor_type":"temperature","from":"24 hours ago","to":""}"#,
-            )],
-            usage(10, 5),
-        ),
-        answer("It stayed within a narrow band all day.", usage(20, 8)),
-    ])
-    .await;
-    let World {
-        sim: _running,
-        registry,
-        ..
-    } = w;
-    let agent = agent_over(registry, &provider);
     // A window the library does not read ("since yesterday"): the model writes the call.
-    let question =
-        "What was the highest temperature in room hq-101 of building acme-hq since yesterday?";
-    let response = agent
-        .answer(&Question::new(question), &acme_staff(), None)
-        .await
-        .unwrap();
-    let history = response
-        .trace
-        .iter()
-        .find(|t| t.tool == "get_sensor_history")
-        .expect("the history tool ran");
+    let (response, history, requests) = history_asked(
+        vec![
+            tool_calls(
+                &[(
+                    "c1",
+                    "get_sensor_history",
+                    r#"{"building_id":"acme-hq","room_id":"hq-101","sensor_type":"temperature","from":"24 hours ago","to":""}"#,
+                )],
+                usage(10, 5),
+            ),
+            answer("It stayed within a narrow band all day.", usage(20, 8)),
+        ],
+        "What was the highest temperature in room hq-101 of building acme-hq since yesterday?",
+    )
+    .await;
     assert!(history.ok, "a relative window is read: {history:?}");
     assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
-    let requests = provider.requests();
     let offered = |request: &Value| -> Vec<String> {
         request["tools"]
             .as_array()

@@ -228,7 +228,7 @@ fn given(field: Option<&str>) -> Option<&str> {
 
 /// "14 days" (to the nearest day) for a span of two days or more, "30 hours" for two hours or
 /// more, else "90 minutes".
-fn days_or_hours(span: Duration) -> String {
+fn span_in_words(span: Duration) -> String {
     let hours = span.num_hours();
     if hours >= 48 {
         format!("{} days", (hours + 12) / 24)
@@ -267,7 +267,7 @@ pub fn window(
              for; no {sensor_type} readings were returned. Tell the user that a history window \
              may be at most {MAX_WINDOW_DAYS} days long, and offer the last {MAX_WINDOW_DAYS} \
              days or a shorter window",
-            days_or_hours(asked)
+            span_in_words(asked)
         )));
     }
     Ok((from, to))
@@ -404,7 +404,7 @@ fn history_json(
             "{} points summarised in {} buckets of {}, each from its start",
             points.len(),
             summary.buckets.len(),
-            days_or_hours(width)
+            span_in_words(width)
         ));
     }
     (body, line)
