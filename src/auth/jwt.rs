@@ -5,6 +5,7 @@
 //! from the token to pick a key. Pure: the caller passes the clock, and the crate's own time
 //! checks are off so that one clock rules every path.
 
+use super::strict_json::{self, StrictJsonError};
 use super::{AuthUser, ClaimsError};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
@@ -43,6 +44,8 @@ pub enum JwtError {
     TooLongLived,
     #[error("the token's type, issuer or audience is not this service's")]
     WrongRecipient,
+    #[error("the token's header names the key `{0}` twice")]
+    RepeatedKey(String),
     #[error("the token's claims are unusable: {0}")]
     Claims(#[from] ClaimsError),
 }
@@ -86,8 +89,8 @@ struct RegisteredClaims {
     aud: Option<serde_json::Value>,
 }
 
-/// Reads a token's header without trusting it: refuses oversized tokens, `crit` extensions and
-/// a `typ` other than JWT.
+/// Reads a token's header without trusting it: refuses oversized tokens, `crit` extensions, a
+/// `typ` other than JWT or `at+jwt`, and a header that names a key twice.
 pub fn read_header(token: &str) -> Result<TokenHeader, JwtError> {
     let token = token.trim();
     if token.len() > MAX_TOKEN_BYTES {
@@ -103,21 +106,32 @@ pub fn read_header(token: &str) -> Result<TokenHeader, JwtError> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(header_b64)
         .map_err(|_| JwtError::Malformed)?;
-    let header: RawHeader = serde_json::from_slice(&bytes).map_err(|_| JwtError::Malformed)?;
+    let header: RawHeader =
+        serde_json::from_value(strict_json::parse(&bytes).map_err(|error| match error {
+            StrictJsonError::DuplicateKey(key) => JwtError::RepeatedKey(key),
+            StrictJsonError::Malformed => JwtError::Malformed,
+        })?)
+        .map_err(|_| JwtError::Malformed)?;
     if header.crit.is_some() {
         return Err(JwtError::Algorithm);
     }
-    if header
-        .typ
-        .as_deref()
-        .is_some_and(|t| !t.eq_ignore_ascii_case("JWT"))
-    {
+    if header.typ.as_deref().is_some_and(|typ| !accepted_type(typ)) {
         return Err(JwtError::WrongRecipient);
     }
     Ok(TokenHeader {
         alg: header.alg.ok_or(JwtError::Algorithm)?,
         kid: header.kid,
     })
+}
+
+/// A plain JWT, or an OAuth 2.0 access token (RFC 9068 `at+jwt`, also with its media-type
+/// prefix).
+fn accepted_type(typ: &str) -> bool {
+    let typ = typ
+        .strip_prefix("application/")
+        .unwrap_or(typ)
+        .to_ascii_lowercase();
+    typ == "jwt" || typ == "at+jwt"
 }
 
 /// Verifies `token` with `key` under `rules` at `now` (seconds since the epoch) and reads its
@@ -143,21 +157,31 @@ pub fn verify(
     validation.validate_nbf = false;
     validation.validate_aud = false;
     validation.required_spec_claims.clear();
-    let data =
-        jsonwebtoken::decode::<serde_json::Value>(token, key, &validation).map_err(|error| {
-            match error.kind() {
-                ErrorKind::InvalidSignature => JwtError::Signature,
-                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-                    JwtError::Algorithm
-                }
-                _ => JwtError::Malformed,
-            }
-        })?;
+    jsonwebtoken::decode::<serde_json::Value>(token, key, &validation).map_err(
+        |error| match error.kind() {
+            ErrorKind::InvalidSignature => JwtError::Signature,
+            ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => JwtError::Algorithm,
+            _ => JwtError::Malformed,
+        },
+    )?;
+    // The signature holds; the claims are read again from the signed bytes, strictly, since
+    // the crate's own reading keeps the last of a repeated key.
+    let claims = signed_claims(token)?;
     let registered: RegisteredClaims =
-        serde_json::from_value(data.claims.clone()).map_err(|_| JwtError::Malformed)?;
+        serde_json::from_value(claims.clone()).map_err(|_| JwtError::Malformed)?;
     check_recipient(&registered, rules)?;
     check_times(&registered, rules.max_lifetime, now)?;
-    Ok(AuthUser::from_claims(&data.claims.to_string())?)
+    Ok(AuthUser::from_claims_value(claims)?)
+}
+
+/// The payload of a token whose signature was checked, as strict JSON.
+fn signed_claims(token: &str) -> Result<serde_json::Value, JwtError> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1).ok_or(JwtError::Malformed)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| JwtError::Malformed)?;
+    strict_json::parse(&bytes).map_err(|error| JwtError::Claims(error.into()))
 }
 
 /// The development token: HS256 with `secret`, issuer and audience absent or this service's,
@@ -256,6 +280,21 @@ pub fn sign_hs256(claims: &serde_json::Value, secret: &[u8]) -> String {
     .expect("HS256 signs any JSON claims")
 }
 
+/// An HS256 token over the header and claims texts exactly as given, repeated keys and all: for
+/// tests that must send what a careless or hostile issuer would.
+pub fn sign_hs256_text(header: &str, claims: &str, secret: &[u8]) -> String {
+    use base64::Engine;
+    let encode = |text: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
+    let message = format!("{}.{}", encode(header), encode(claims));
+    let signature = jsonwebtoken::crypto::sign(
+        message.as_bytes(),
+        &EncodingKey::from_secret(secret),
+        Algorithm::HS256,
+    )
+    .expect("HS256 signs any bytes");
+    format!("{message}.{signature}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,14 +331,48 @@ mod tests {
         let named = json!({"sub": "e", "iat": NOW, "exp": NOW + MAX_LIFETIME_SECONDS,
             "iss": DEV_TOKEN_ISSUER, "aud": [DEV_TOKEN_AUDIENCE, "other"]});
         assert!(verify_hs256(&sign_hs256(&named, SECRET), SECRET, NOW).is_ok());
-        let typed = with_header(
-            r#"{"alg":"HS256","typ":"at+jwt"}"#,
-            &claims(Some(NOW + 60.0)),
-            "c2ln",
-        );
+        // RFC 9068 access tokens are JWTs too; another type is not.
+        let valid = claims(Some(NOW + 60.0)).to_string();
+        for typ in ["JWT", "at+jwt", "application/at+jwt", "AT+JWT"] {
+            let header = format!(r#"{{"alg":"HS256","typ":"{typ}"}}"#);
+            let typed = sign_hs256_text(&header, &valid, SECRET);
+            assert_eq!(
+                verify_hs256(&typed, SECRET, NOW).unwrap().sub,
+                "eval",
+                "{typ}"
+            );
+        }
+        let other = sign_hs256_text(r#"{"alg":"HS256","typ":"JOSE+JSON"}"#, &valid, SECRET);
         assert_eq!(
-            verify_hs256(&typed, SECRET, NOW),
+            verify_hs256(&other, SECRET, NOW),
             Err(JwtError::WrongRecipient)
+        );
+    }
+
+    #[test]
+    fn a_key_named_twice_in_the_header_or_the_claims_is_refused() {
+        let exp = NOW + 60.0;
+        let promoted = format!(
+            r#"{{"sub":"eve","roles":["standard_customer"],"roles":["admin"],"exp":{exp}}}"#
+        );
+        let token = sign_hs256_text(r#"{"alg":"HS256"}"#, &promoted, SECRET);
+        assert_eq!(
+            verify_hs256(&token, SECRET, NOW),
+            Err(JwtError::Claims(ClaimsError::RepeatedKey("roles".into())))
+        );
+        let nested = format!(
+            r#"{{"sub":"eve","memberships":[{{"domain":"acme","role":"standard_customer","role":"admin"}}],"exp":{exp}}}"#
+        );
+        let token = sign_hs256_text(r#"{"alg":"HS256"}"#, &nested, SECRET);
+        assert_eq!(
+            verify_hs256(&token, SECRET, NOW),
+            Err(JwtError::Claims(ClaimsError::RepeatedKey("role".into())))
+        );
+        let valid = claims(Some(exp)).to_string();
+        let header = sign_hs256_text(r#"{"alg":"HS256","alg":"none"}"#, &valid, SECRET);
+        assert_eq!(
+            verify_hs256(&header, SECRET, NOW),
+            Err(JwtError::RepeatedKey("alg".into()))
         );
     }
 

@@ -9,6 +9,7 @@ pub mod jwks;
 pub mod jwt;
 pub mod oidc;
 pub mod roles;
+pub mod strict_json;
 mod user;
 
 pub use roles::{Role, RoleHierarchy};

@@ -7,6 +7,7 @@
 //! (`[{domain, role}]`) and/or flat `roles` and `domains` lists.
 
 use super::jwt::{self, JwtError, TokenRules};
+use super::strict_json::{self, StrictJsonError};
 use super::AuthUser;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -39,6 +40,8 @@ pub enum JwksError {
     TooLarge,
     #[error("the JWKS is not a JSON object with a `keys` list")]
     Malformed,
+    #[error("the JWKS names the key `{0}` twice in one object")]
+    RepeatedKey(String),
     #[error("the JWKS has {0} keys, more than {MAX_JWKS_KEYS}")]
     TooManyKeys(usize),
     #[error("the JWKS has no RS256 or ES256 signing key with a kid")]
@@ -57,7 +60,11 @@ impl KeySet {
         if body.len() > MAX_JWKS_BYTES {
             return Err(JwksError::TooLarge);
         }
-        let document: Document = serde_json::from_slice(body).map_err(|_| JwksError::Malformed)?;
+        let value = strict_json::parse(body).map_err(|error| match error {
+            StrictJsonError::DuplicateKey(key) => JwksError::RepeatedKey(key),
+            StrictJsonError::Malformed => JwksError::Malformed,
+        })?;
+        let document: Document = serde_json::from_value(value).map_err(|_| JwksError::Malformed)?;
         if document.keys.len() > MAX_JWKS_KEYS {
             return Err(JwksError::TooManyKeys(document.keys.len()));
         }
@@ -183,6 +190,12 @@ mod tests {
         assert_eq!(
             KeySet::parse(b"<html>login</html>").err(),
             Some(JwksError::Malformed)
+        );
+        let twice =
+            br#"{"keys":[{"kty":"RSA","kid":"a","kid":"b","alg":"RS256","n":"sXch","e":"AQAB"}]}"#;
+        assert_eq!(
+            KeySet::parse(twice).err(),
+            Some(JwksError::RepeatedKey("kid".into()))
         );
         assert_eq!(
             KeySet::parse(br#"{"keys": []}"#).err(),

@@ -7,6 +7,7 @@
 //! an entry with them. Unknown roles are kept on the user but carry no weight and expand to
 //! nothing.
 
+use super::strict_json::{self, StrictJsonError};
 use super::RoleHierarchy;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,17 @@ pub enum ClaimsError {
     Malformed,
     #[error("the claims have no subject")]
     MissingSubject,
+    #[error("the claims name the key `{0}` twice")]
+    RepeatedKey(String),
+}
+
+impl From<StrictJsonError> for ClaimsError {
+    fn from(error: StrictJsonError) -> ClaimsError {
+        match error {
+            StrictJsonError::DuplicateKey(key) => ClaimsError::RepeatedKey(key),
+            StrictJsonError::Malformed => ClaimsError::Malformed,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -84,7 +96,16 @@ impl AuthUser {
         } else {
             decode_base64(text).ok_or(ClaimsError::Malformed)?
         };
-        let raw: RawClaims = serde_json::from_slice(&json).map_err(|_| ClaimsError::Malformed)?;
+        AuthUser::read_claims(strict_json::parse(&json)?)
+    }
+
+    /// From claims already read as strict JSON (a verified token's payload).
+    pub fn from_claims_value(claims: serde_json::Value) -> Result<AuthUser, ClaimsError> {
+        AuthUser::read_claims(claims).map(|(user, _)| user)
+    }
+
+    fn read_claims(claims: serde_json::Value) -> Result<(AuthUser, Option<f64>), ClaimsError> {
+        let raw: RawClaims = serde_json::from_value(claims).map_err(|_| ClaimsError::Malformed)?;
         let expiry = raw.exp.as_ref().and_then(serde_json::Number::as_f64);
         Ok((AuthUser::from_raw(raw)?, expiry))
     }
@@ -212,6 +233,23 @@ mod tests {
             assert!(authz.can_access_domain(&operator, "globex"), "{claims}");
             assert!(authz.can_ingest_documents(&operator), "{claims}");
         }
+    }
+
+    #[test]
+    fn gateway_claims_that_name_a_key_twice_are_refused_in_every_form() {
+        use base64::engine::general_purpose::STANDARD;
+        let promoted = r#"{"sub":"eve","roles":["standard_customer"],"roles":["admin"]}"#;
+        for text in [promoted.to_string(), encoded(promoted, &STANDARD)] {
+            assert_eq!(
+                AuthUser::from_claims(&text),
+                Err(ClaimsError::RepeatedKey("roles".into()))
+            );
+        }
+        let twice_sub = r#"{"sub":"a","sub":"b"}"#;
+        assert_eq!(
+            AuthUser::from_claims(twice_sub),
+            Err(ClaimsError::RepeatedKey("sub".into()))
+        );
     }
 
     #[test]

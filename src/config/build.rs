@@ -99,6 +99,7 @@ impl Config {
                 max_in_flight: r.number("MAX_IN_FLIGHT")?,
                 shutdown_grace: Duration::from_secs_f64(r.number("SHUTDOWN_GRACE_SECONDS")?),
                 replica_name: r.optional("REPLICA_NAME"),
+                public_base_url: r.optional_url("PUBLIC_BASE_URL")?,
                 max_in_flight_per_caller: r.number("MAX_IN_FLIGHT_PER_CALLER")?,
                 requests_per_minute: r.number("REQUESTS_PER_MINUTE")?,
                 tokens_per_hour: r.number("TOKENS_PER_HOUR")?,
@@ -305,11 +306,18 @@ impl Config {
                 ),
             ));
         }
+        let oidc = Config::oidc(r)?;
+        // A replica that verifies bearer tokens itself is reachable without a gateway in
+        // front: it reads a claims header only when told to.
+        let trust_gateway_header = match r.given("TRUST_GATEWAY_HEADER") {
+            Some(_) => r.boolean("TRUST_GATEWAY_HEADER")?,
+            None => r.boolean_default("TRUST_GATEWAY_HEADER", oidc.is_none()),
+        };
         Ok(AccessConfig {
             require_auth: r.boolean("REQUIRE_AUTH")?,
             eval_jwt_secret,
-            trust_gateway_header: r.boolean("TRUST_GATEWAY_HEADER")?,
-            oidc: Config::oidc(r)?,
+            trust_gateway_header,
+            oidc,
             model_override_min_role: min_role,
             allowed_models: r.list("ALLOWED_MODELS"),
         })

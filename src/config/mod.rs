@@ -298,6 +298,8 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// `REPLICA_NAME`: names this replica in an `x-agent-replica` response header.
     pub replica_name: Option<String>,
+    /// `PUBLIC_BASE_URL`: where clients reach this service (names the MCP resource).
+    pub public_base_url: Option<Url>,
     /// `MAX_IN_FLIGHT_PER_CALLER`: answers one caller may have running on this replica.
     pub max_in_flight_per_caller: usize,
     /// `REQUESTS_PER_MINUTE`: requests one caller may start on this replica per minute.

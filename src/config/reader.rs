@@ -127,6 +127,12 @@ impl Reader<'_> {
         Ok(Some(value))
     }
 
+    /// The default of a yes/no setting whose table default is derived, noted for doctor.
+    pub fn boolean_default(&self, var: &'static str, value: bool) -> bool {
+        self.note(var, value.to_string());
+        value
+    }
+
     pub fn boolean(&self, var: &'static str) -> Result<bool, ConfigError> {
         let default = matches!(row(var).default, DefaultValue::Value("true"));
         let value = match self.given(var).map(str::to_ascii_lowercase).as_deref() {

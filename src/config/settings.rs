@@ -222,7 +222,7 @@ pub const TABLE: &[Setting] = &[
     setting("DATABASE_URL", Store, Text, Derived("SQLite file in the user's data directory"))
         .doc("`postgres://…`, `postgresql://…` or `sqlite://PATH`; a password never appears in messages")
         .help("sqlite://PATH (default: the data directory) or postgres://…"),
-    setting("REQUIRE_PERMISSIONS", Store, Bool, Value("false")).doc("refuse documents that declare no permissions"),
+    setting("REQUIRE_PERMISSIONS", Store, Bool, Value("false")).doc("refuse documents whose permissions neither front matter nor a `_permissions.yaml` states (`permissions: []` states public)"),
     setting("DOCS_ROOT", Store, Text, Value("documentation"))
         .doc("the knowledge-base root: a path given to `ingest` that lies inside it is named (and inherits `_permissions.yaml`) by its canonical location under it; a folder given outside every known root becomes a root itself and the store remembers it"),
     setting("MAX_SOURCE_BYTES", Store, number("1", "1073741824"), Value("5242880")).doc("a larger source fails with a clear error"),
@@ -233,8 +233,8 @@ pub const TABLE: &[Setting] = &[
     setting("EVAL_JWT_SECRET", Access, Secret, Unset)
         .doc("enables the development token path; at least 32 bytes")
         .help("verifies --token development tokens"),
-    setting("TRUST_GATEWAY_HEADER", Access, Bool, Value("true"))
-        .doc("`false`: `x-gateway-claims` is never read, and a request carrying it is refused")
+    setting("TRUST_GATEWAY_HEADER", Access, Bool, Derived("false when OIDC_JWKS_URL is set, else true"))
+        .doc("read `x-gateway-claims` from a gateway that verified the caller; `false`: the header is never read, and a request carrying it is refused. With OIDC configured it is off unless set to `true`")
         .help("serve: false ignores (refuses) x-gateway-claims"),
     setting("OIDC_JWKS_URL", Access, Url, Unset)
         .doc("with `OIDC_ISSUER` and `OIDC_AUDIENCE` (set together): `Authorization: Bearer` tokens (RS256, ES256) verified against that JWKS (deployment.md)")
@@ -262,6 +262,8 @@ pub const TABLE: &[Setting] = &[
         .doc("where `serve` listens (`--bind` overrides); loopback unless told, e.g. `0.0.0.0:3000` behind a proxy"),
     setting("CORS_ORIGINS", Server, List, Unset)
         .doc("origins allowed to call `serve` from a browser (GET and POST, credentials)"),
+    setting("PUBLIC_BASE_URL", Server, Url, Unset)
+        .doc("the address clients reach `serve` at, e.g. `https://agent.example.com/agent` behind the shipped Caddyfile: names the MCP resource (`<it>/mcp`) in its OAuth metadata and in the `WWW-Authenticate` of `/mcp`'s 401s; with OIDC, `/mcp` accepts only tokens whose `aud` holds that resource"),
     setting("REPLICA_NAME", Server, Text, Unset).doc("sent back as `x-agent-replica` so replicas can be told apart"),
     setting("MAX_REQUEST_BYTES", Server, number("1024", "16777216"), Value("65536")).doc("larger request bodies get 413"),
     setting("REQUEST_TIMEOUT_SECONDS", Server, number("0.1", "3600"), Value("120"))

@@ -135,6 +135,18 @@ fn oidc_settings_come_together_and_serve_binds_loopback() {
     .unwrap();
     assert_eq!(all.access.oidc.unwrap().audience, "agent");
     assert!(!all.access.trust_gateway_header);
+    let oidc_only = [
+        ("OIDC_JWKS_URL", "https://login.example/jwks"),
+        ("OIDC_ISSUER", "https://login.example"),
+        ("OIDC_AUDIENCE", "agent"),
+    ];
+    assert!(
+        !load(&oidc_only).unwrap().access.trust_gateway_header,
+        "bearer mode reads no claims header unless told to"
+    );
+    let mut behind_gateway = oidc_only.to_vec();
+    behind_gateway.push(("TRUST_GATEWAY_HEADER", "true"));
+    assert!(load(&behind_gateway).unwrap().access.trust_gateway_header);
     let error = load(&[("OIDC_JWKS_URL", "https://login.example/jwks")])
         .unwrap_err()
         .to_string();

@@ -142,6 +142,9 @@ struct ReadSource {
     text: String,
     front_matter: FrontMatter,
     permissions: Vec<String>,
+    /// Whether the front matter or a `_permissions.yaml` stated the permissions (an empty list
+    /// stated is public on purpose).
+    declared: bool,
     hash: String,
 }
 
@@ -304,10 +307,10 @@ impl Ingestor {
             Err(join) => return Step::Done(failure(&source, format!("reading panicked: {join}"))),
         };
         let public = read.permissions.is_empty();
-        if public && options.require_permissions {
+        if !read.declared && options.require_permissions {
             return Step::Done(failure(
                 &source,
-                "declares no permissions (front matter or _permissions.yaml) and --require-permissions is set".into(),
+                "declares no permissions (front matter or _permissions.yaml; `permissions: []` for public) and --require-permissions is set".into(),
             ));
         }
         let action = if by_source.get(&source) == Some(&read.hash) {
@@ -346,6 +349,7 @@ impl Ingestor {
             front_matter,
             permissions,
             hash,
+            ..
         } = read;
         let chunks = tokio::task::spawn_blocking(move || {
             // `chunk` normalises the text first, exactly as the `chunk` command shows it.
@@ -505,6 +509,7 @@ fn read_source(
             "an inline document states its permissions in the request, not in front matter".into(),
         );
     }
+    let declared = front_matter.permissions.is_some() || file.default_permissions.is_some();
     let permissions = match front_matter.permissions.clone() {
         Some(list) => list,
         None => file.default_permissions.clone().unwrap_or_default(),
@@ -519,6 +524,7 @@ fn read_source(
         text,
         front_matter,
         permissions,
+        declared,
         hash,
     })
 }

@@ -3,8 +3,8 @@
 //! response, or as a stream of the answer's events that ends in its outcome. A stream that is
 //! dropped (the client hung up) aborts its answer.
 
+use super::admission::{self, Admission};
 use super::errors::ApiError;
-use super::limits::Admission;
 use super::AppState;
 use crate::auth::identity::Caller;
 use crate::contract::{AgentEvent, AskResponse, Question};
@@ -29,10 +29,9 @@ pub(super) enum Streamed {
 
 /// Admits a request of `caller`: the caller's own limits first (429), so that one caller's
 /// flood is refused before it can take a slot of the whole server (503).
-pub(super) fn admit(state: &AppState, caller: &Caller) -> Result<Held, ApiError> {
-    let admission = state
-        .limits
-        .admit(&caller.user.sub, std::time::Instant::now())
+pub(super) async fn admit(state: &AppState, caller: &Caller) -> Result<Held, ApiError> {
+    let admission = admission::admit(state, &caller.user.sub)
+        .await
         .map_err(|refusal| {
             metrics::request_limited();
             ApiError::limited(refusal)

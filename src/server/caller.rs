@@ -3,7 +3,9 @@
 
 use super::errors::ApiError;
 use super::AppState;
-use crate::auth::identity::{finish, plan, Caller, Credentials, Plan, RefusalReason};
+use crate::auth::identity::{
+    finish, plan, Caller, Credentials, IdentitySettings, Plan, RefusalReason,
+};
 use crate::auth::jwks::KeyLookup;
 use axum::http::{header, HeaderMap, HeaderName};
 
@@ -13,8 +15,17 @@ pub const CLAIMS_HEADER: &str = "x-gateway-claims";
 /// the JWKS key looked up for an OIDC token. Refusals are logged with their reason (never the
 /// token or the claims); a JWKS that could not be read yet is a 503 to retry, not a 401.
 pub async fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, ApiError> {
+    caller_under(headers, state, &state.identity).await
+}
+
+/// As [`caller`], under the identity rules of one route (`/mcp` has its own audience).
+pub async fn caller_under(
+    headers: &HeaderMap,
+    state: &AppState,
+    rules: &IdentitySettings,
+) -> Result<Caller, ApiError> {
     let refused = |reason: RefusalReason| {
-        tracing::info!(%reason, "request refused as unauthenticated");
+        tracing::warn!(%reason, "request refused as unauthenticated");
         ApiError::unauthenticated()
     };
     let claims = single(headers, &HeaderName::from_static(CLAIMS_HEADER)).map_err(refused)?;
@@ -30,7 +41,7 @@ pub async fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, Api
         cookie_header: cookie.as_deref(),
         authorization,
     };
-    let plan = plan(credentials, &state.identity).map_err(refused)?;
+    let plan = plan(credentials, rules).map_err(refused)?;
     let key = match (&plan, &state.jwks) {
         (Plan::Oidc { kid, .. }, Some(jwks)) => match jwks.key(kid).await {
             KeyLookup::Found(key) => Some(key),
@@ -47,7 +58,7 @@ pub async fn caller(headers: &HeaderMap, state: &AppState) -> Result<Caller, Api
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let caller = finish(plan, &state.identity, key.as_ref(), now).map_err(refused)?;
+    let caller = finish(plan, rules, key.as_ref(), now).map_err(refused)?;
     tracing::debug!(sub = %caller.user.sub, "request identified");
     Ok(caller)
 }

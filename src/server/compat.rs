@@ -112,6 +112,8 @@ pub struct CompletionRequest {
     pub functions: Option<Value>,
     #[serde(default)]
     pub tool_choice: Option<Value>,
+    #[serde(default)]
+    pub response_format: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +164,15 @@ fn without_footnotes(text: &str) -> String {
         .to_string()
 }
 
+/// A `response_format` other than absent, null or `{"type": "text"}`: JSON the agent would not
+/// write, so it is refused rather than ignored.
+fn asks_for_structured_output(format: Option<&Value>) -> bool {
+    match format {
+        None | Some(Value::Null) => false,
+        Some(format) => format.get("type").and_then(Value::as_str) != Some("text"),
+    }
+}
+
 /// The question a request asks, with its history. Pure.
 pub fn question_of(request: &CompletionRequest) -> Result<Question, CompatError> {
     let offered = |field: &Option<Value>| field.as_ref().is_some_and(|v| !v.is_null());
@@ -169,6 +180,12 @@ pub fn question_of(request: &CompletionRequest) -> Result<Question, CompatError>
         return Err(invalid(
             "tools_not_accepted",
             "this endpoint runs the agent's own tools: send no tools, functions or tool_choice",
+        ));
+    }
+    if asks_for_structured_output(request.response_format.as_ref()) {
+        return Err(invalid(
+            "response_format_not_supported",
+            "answers are cited prose: response_format may only be {\"type\": \"text\"}",
         ));
     }
     if request.messages.len() > MAX_MESSAGES {
@@ -250,7 +267,7 @@ async fn completions(
     let request: CompletionRequest = parse_json(body, "a chat completion request")?;
     let question = question_of(&request)?;
     question_checked(&question.text, &state)?;
-    let held = answering::admit(&state, &caller)?;
+    let held = answering::admit(&state, &caller).await?;
     if !request.stream {
         let response = answering::answer_once(&state, &question, &caller, held).await?;
         return Ok(Json(json!({
@@ -440,6 +457,22 @@ mod tests {
         assert_eq!(refusal(json!({"messages": [image]})), "unsupported_content");
         let many: Vec<Value> = (0..=MAX_MESSAGES).map(|_| user.clone()).collect();
         assert_eq!(refusal(json!({"messages": many})), "too_many_messages");
+        for format in [
+            json!({"type": "json_object"}),
+            json!({"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}),
+            json!("json"),
+        ] {
+            assert_eq!(
+                refusal(json!({"messages": [user], "response_format": format})),
+                "response_format_not_supported"
+            );
+        }
+        for format in [json!({"type": "text"}), Value::Null] {
+            assert!(question_of(&request(
+                json!({"messages": [user], "response_format": format})
+            ))
+            .is_ok());
+        }
         // A null tools field is what some clients send for none.
         assert!(question_of(&request(json!({"messages": [user], "tools": null}))).is_ok());
     }

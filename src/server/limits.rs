@@ -6,10 +6,9 @@
 //! are 429 with the seconds until the caller may try again; the global bound on answers in
 //! flight (503) stays separate.
 //!
-//! Each replica enforces these for the requests it serves; behind a round-robin proxy with N
-//! replicas a caller gets about N times the configured values, so a deployment sets each to its
-//! quota divided by N. Shared state would cost a store round trip per request and make the
-//! limits fail when the store does. Pure: the clock is passed in.
+//! This is the limiter of one process: what `serve` uses over SQLite, and over PostgreSQL while
+//! the shared limits in the store (`crate::quota::SharedQuota`) cannot be reached. Pure: the
+//! clock is passed in.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -21,37 +20,7 @@ const MAX_TRACKED_CALLERS: usize = 100_000;
 const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(3600);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitSettings {
-    /// Answers one caller may have in flight (0: no limit).
-    pub in_flight_per_caller: usize,
-    /// Requests one caller may start per minute (0: no limit).
-    pub requests_per_minute: u32,
-    /// Model tokens one caller may spend per hour (0: no limit).
-    pub tokens_per_hour: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// Too many of this caller's answers are running.
-    Busy,
-    /// Over the request rate: retry after this long.
-    RateLimited(Duration),
-    /// The hour's token budget is spent: retry after this long.
-    BudgetSpent(Duration),
-}
-
-impl Refusal {
-    /// Whole seconds to wait, at least one.
-    pub fn retry_after_seconds(&self) -> u64 {
-        match self {
-            Refusal::Busy => 1,
-            Refusal::RateLimited(wait) | Refusal::BudgetSpent(wait) => {
-                wait.as_secs_f64().ceil().max(1.0) as u64
-            }
-        }
-    }
-}
+pub use crate::quota::{LimitSettings, Refusal};
 
 #[derive(Debug, Clone)]
 struct CallerState {

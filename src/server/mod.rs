@@ -8,6 +8,7 @@
 //! (503 + `Retry-After`, never a queue), and a client that hangs up cancels its answer. Errors
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
+mod admission;
 mod answering;
 mod caller;
 pub mod compat;
@@ -16,6 +17,7 @@ pub mod limits;
 mod mcp;
 pub mod page;
 mod request;
+pub mod resource;
 pub mod routes;
 
 pub use errors::ApiError;
@@ -54,6 +56,8 @@ pub struct ServerSettings {
     pub cors_origins: Vec<String>,
     /// `REPLICA_NAME`: sent back as `x-agent-replica` so an operator can tell replicas apart.
     pub replica_name: Option<String>,
+    /// `PUBLIC_BASE_URL`, without a trailing slash: names the MCP resource.
+    pub public_base_url: Option<String>,
     /// Per-caller admission (429).
     pub limits: limits::LimitSettings,
 }
@@ -88,6 +92,8 @@ pub struct AppState {
     pub authz: Arc<crate::auth::authz::Authorizer>,
     pub ingest: IngestSettings,
     pub identity: IdentitySettings,
+    /// `identity` for `/mcp`: OIDC tokens must name the MCP resource as their audience.
+    pub mcp_identity: IdentitySettings,
     /// The identity provider's keys, when OIDC bearer tokens are accepted.
     pub jwks: Option<Arc<crate::auth::jwks::JwksCache>>,
     pub settings: ServerSettings,
@@ -95,6 +101,8 @@ pub struct AppState {
     pub provider_configured: bool,
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) limits: Arc<limits::CallerLimits>,
+    /// The per-caller limits all replicas share, when the store holds them (PostgreSQL).
+    pub(crate) quota: Option<Arc<dyn crate::quota::SharedQuota>>,
     /// Cut at the end of the shutdown grace; see [`serve`].
     pub drain: Drain,
     /// Renders `GET /metrics`; `None` (404) when this process installed no recorder.
@@ -114,6 +122,7 @@ impl AppState {
         AppState {
             slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
             limits: limits::CallerLimits::new(settings.limits),
+            quota: retriever.store.shared_quota(),
             drain: Drain::default(),
             jwks: identity.oidc.as_ref().map(|oidc| {
                 Arc::new(crate::auth::jwks::JwksCache::new(
@@ -121,6 +130,7 @@ impl AppState {
                     crate::auth::jwks::FETCH_TIMEOUT,
                 ))
             }),
+            mcp_identity: resource::mcp_identity(&identity, settings.public_base_url.as_deref()),
             agent,
             retriever,
             authz,
@@ -162,6 +172,11 @@ impl AppState {
                 keep_alive: Duration::from_secs(15),
                 cors_origins: config.server.cors_origins.clone(),
                 replica_name: config.server.replica_name.clone(),
+                public_base_url: config
+                    .server
+                    .public_base_url
+                    .as_ref()
+                    .map(|url| url.as_str().trim_end_matches('/').to_string()),
                 limits: limits::LimitSettings {
                     in_flight_per_caller: config.server.max_in_flight_per_caller,
                     requests_per_minute: config.server.requests_per_minute,

@@ -33,6 +33,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(super::page::routes())
         .merge(super::compat::routes())
         .merge(super::mcp::routes(&state))
+        .merge(super::resource::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(count_request))
@@ -144,11 +145,12 @@ async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
-/// Ready when the knowledge base is reachable and migrated with the configured embedding, and
-/// a provider is configured; 503 naming the failing part otherwise.
+/// Ready when the knowledge base is reachable and migrated with the configured embedding, a
+/// provider is configured, the embedder embeds and (with OIDC) a key set is held; 503 naming
+/// the failing part otherwise.
 #[utoipa::path(get, path = "/readyz", responses(
     (status = 200, description = "ready"),
-    (status = 503, description = "the store or the provider is not ready", body = crate::contract::ErrorBody),
+    (status = 503, description = "the store, the provider, the identity provider's keys or the embedder is not ready", body = crate::contract::ErrorBody),
 ))]
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if let Err(error) = state.retriever.check_store().await {
@@ -168,8 +170,50 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
         )
         .into_response();
     }
-    Json(serde_json::json!({"status": "ready", "store": "ok", "provider": "configured"}))
-        .into_response()
+    if let Some(error) = identity_not_ready(&state).await {
+        return error.into_response();
+    }
+    if let Some(error) = embedder_not_ready(&state).await {
+        return error.into_response();
+    }
+    Json(serde_json::json!({"status": "ready", "store": "ok", "provider": "configured",
+        "embedder": "ok", "identity": if state.jwks.is_some() { "keys held" } else { "no keys needed" }}))
+    .into_response()
+}
+
+/// How long `/readyz` waits for the embedder to embed one word.
+const EMBEDDER_PROBE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Not ready while OIDC is configured and no key set has been read (one fetch is tried): every
+/// bearer token would be held back with a 503.
+async fn identity_not_ready(state: &AppState) -> Option<ApiError> {
+    let jwks = state.jwks.as_ref()?;
+    if jwks.held_keys().is_some() || jwks.refresh_now().await.is_ok() {
+        return None;
+    }
+    tracing::warn!("not ready: the OIDC key set could not be read");
+    Some(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "identity_not_ready",
+        "the identity provider's signing keys could not be read",
+    ))
+}
+
+/// Not ready while the embedder cannot embed one word: every search would fail.
+async fn embedder_not_ready(state: &AppState) -> Option<ApiError> {
+    let word = ["readiness".to_string()];
+    let probe = state.retriever.embedder.embed(&word);
+    let failure = match tokio::time::timeout(EMBEDDER_PROBE, probe).await {
+        Ok(Ok(_)) => return None,
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => format!("no answer within {} s", EMBEDDER_PROBE.as_secs()),
+    };
+    tracing::warn!(error = %failure, "not ready: embedder");
+    Some(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "embedder_not_ready",
+        "the embedding service is not answering",
+    ))
 }
 
 /// Requests by route and status, and their latency (for a stream: until its headers).
@@ -264,7 +308,7 @@ async fn ask(
         history: request.history,
         ..Question::new(question)
     };
-    let held = answering::admit(&state, &caller)?;
+    let held = answering::admit(&state, &caller).await?;
     if request.stream {
         let keep_alive = state.settings.keep_alive;
         let events = answering::answer_stream(state, question, caller, held).map(|streamed| {

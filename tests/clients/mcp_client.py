@@ -8,6 +8,11 @@ Rust test reads.
 SETTINGS_JSON: {"transport": "stdio", "command", "args", "env", "cwd"} or
 {"transport": "http", "url", "token"}; both with "secret" (a word only staff documents hold)
 and "public" (a word of a public document).
+
+With "rounds": N (HTTP only) the client instead keeps one connection for N rounds of three tool
+calls and an `ask` every `ask_every` rounds, each of which must be answered. After round
+`pause_after` it prints "PAUSED" and waits for a line on standard input (the test stops a
+replica there), then goes on.
 """
 import asyncio
 import json
@@ -104,4 +109,29 @@ async def main():
     print(json.dumps(report))
 
 
-asyncio.run(main())
+async def rounds():
+    report = {"tools": 0, "asks": 0}
+    async with Client(server(), read_timeout_seconds=60) as client:
+        assert len((await client.list_tools()).tools) == len(EXPECTED)
+        for n in range(settings["rounds"]):
+            if n == settings.get("pause_after"):
+                print("PAUSED", flush=True)
+                sys.stdin.readline()
+            for name, arguments, expected in [
+                ("list_buildings", {}, "acme-hq"),
+                ("get_occupancy", {"building_id": "acme-hq"}, "acme-hq"),
+                ("search_docs", {"query": settings["public"]}, settings["public"]),
+            ]:
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, (n, name, text_of(result))
+                assert expected in text_of(result), (n, name, text_of(result))
+                report["tools"] += 1
+            if n % settings["ask_every"] == 0:
+                asked = await client.call_tool("ask", {"question": "Where is the zebra display?"})
+                assert not asked.is_error, (n, text_of(asked))
+                assert asked.structured_content["citations"], asked.structured_content
+                report["asks"] += 1
+    print(json.dumps(report))
+
+
+asyncio.run(rounds() if "rounds" in settings else main())

@@ -94,6 +94,14 @@ error = refused(
     tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
 )
 assert error.body["code"] == "tools_not_accepted", error.body
+# A client that asks for JSON is told it will not get it, never handed prose instead.
+error = refused(
+    openai.BadRequestError,
+    messages=[{"role": "user", "content": QUESTION}],
+    response_format={"type": "json_object"},
+)
+assert error.body["code"] == "response_format_not_supported", error.body
+assert error.body["type"] == "invalid_request_error", error.body
 many = [{"role": "user", "content": "x"}] * 10000
 error = refused(openai.APIStatusError, messages=many)
 assert error.status_code == 413, error.status_code

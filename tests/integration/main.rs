@@ -22,6 +22,7 @@ mod page;
 mod provider;
 mod proxy;
 mod readme;
+mod replicas;
 mod rerank;
 mod sdk;
 mod search;

@@ -3,8 +3,8 @@
 //! `/mcp`), with the simulator as the live-data services: the nine tools and their schemas,
 //! live data as the caller, another domain's building answered like an unknown one, no
 //! restricted passage for a customer, a cited `ask`, and bad input refused. The client's checks
-//! are in `tests/clients/mcp_client.py`; the HTTP-only refusals (no identity, a session that is
-//! not the caller's) are checked here with plain requests.
+//! are in `tests/clients/mcp_client.py`; what only HTTP has (no identity refused, no session
+//! held) is checked here with plain requests.
 
 use crate::provider::{answer, last_user_text, usage, Reply, ScriptedProvider};
 use crate::util::{
@@ -141,12 +141,13 @@ async fn the_mcp_sdk_uses_the_agent_over_stdio_and_streamable_http() {
         "both transports answer alike"
     );
 
-    sessions_belong_to_their_caller(&base, &customer).await;
+    requests_stand_alone(&base, &customer).await;
 }
 
-/// No identity is a 401 before the protocol; a session is usable only by the caller who opened
-/// it, and any other id, foreign or made up, is the transport's own 404.
-async fn sessions_belong_to_their_caller(base: &str, customer: &str) {
+/// No identity is a 401 before the protocol. No request opens a session: `initialize` hands out
+/// no session id, and any caller's request is answered on its own (a session id sent along is
+/// ignored, so there is nothing of one caller's another could use).
+async fn requests_stand_alone(base: &str, customer: &str) {
     let client = reqwest::Client::new();
     let url = format!("{base}/mcp");
     let post = |bearer: Option<&str>, session: Option<&str>, body: Value| {
@@ -174,35 +175,170 @@ async fn sessions_belong_to_their_caller(base: &str, customer: &str) {
 
     let opened = post(Some(customer), None, initialize).await.unwrap();
     assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let _ = opened.bytes().await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let sent = post(Some(customer), Some(&session), initialized)
-        .await
-        .unwrap();
-    assert!(sent.status().is_success(), "{}", sent.status());
-
-    let own = post(Some(customer), Some(&session), list.clone())
-        .await
-        .unwrap();
-    assert_eq!(own.status(), 200);
-    assert!(own.text().await.unwrap().contains("get_occupancy"));
+    assert!(
+        !opened.headers().contains_key("mcp-session-id"),
+        "no session is held: {:?}",
+        opened.headers()
+    );
+    let body: Value = opened.json().await.unwrap();
+    assert_eq!(body["result"]["serverInfo"]["name"], "crowdvision-agent");
 
     let other = token("gus", &["business_staff"], &["globex"]);
-    let foreign = post(Some(&other), Some(&session), list.clone())
+    for session in [None, Some("made-up-session")] {
+        let listed = post(Some(&other), session, list.clone()).await.unwrap();
+        assert_eq!(listed.status(), 200, "{session:?}");
+        assert!(listed.text().await.unwrap().contains("get_occupancy"));
+    }
+    let get = client
+        .get(&url)
+        .bearer_auth(customer)
+        .header("accept", "text/event-stream")
+        .send()
         .await
         .unwrap();
-    let made_up = post(Some(&other), Some("not-a-session"), list)
-        .await
-        .unwrap();
-    assert_eq!(foreign.status(), 404);
-    assert_eq!(made_up.status(), 404);
+    assert_eq!(get.status(), 405, "no stream outlives a request");
+}
+
+/// An MCP host that was given only the server's address finds its way to a login: the 401 of
+/// `/mcp` names the resource's metadata, the metadata names the resource and the issuer, and the
+/// issuer's own metadata says where to log in. A token issued for this resource is accepted on
+/// `/mcp`; a token for another audience (this service's `/ask` audience included) is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_discovers_the_login_from_a_401_and_only_tokens_for_the_resource_pass() {
+    use crate::oidc::{sign, Jwks, TestIdp};
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("docs/open.md"),
+        "# Open\n\nThe zebra display.\n",
+    );
+    let idp = TestIdp::start(Jwks::Keys(vec!["rsa-1"])).await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let env: Vec<(&str, String)> = vec![
+        (
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("kb.sqlite").display()),
+        ),
+        ("EMBEDDING_PROVIDER", "local".into()),
+        ("OPENROUTER_API_KEY", "test-key".into()),
+        ("OIDC_JWKS_URL", idp.jwks_url.clone()),
+        ("OIDC_ISSUER", idp.issuer.clone()),
+        ("OIDC_AUDIENCE", "crowdvision-agent".into()),
+        ("PUBLIC_BASE_URL", format!("{base}/")),
+        ("HISTORY", "false".into()),
+        // Nothing answers there: `/ask` fails at the provider, after identity.
+        (
+            "LLM_BASE_URL",
+            format!("http://127.0.0.1:{}/v1", free_port()),
+        ),
+        ("LLM_MAX_RETRIES", "0".into()),
+    ];
+    let mut ingest = agent(dir.path());
+    ingest.envs(env.iter().map(|(k, v)| (*k, v)));
+    assert!(ingest
+        .args(["ingest", "docs"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let mut serve = agent(dir.path());
+    serve
+        .envs(env.iter().map(|(k, v)| (*k, v)))
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _serve = Running(serve.spawn().unwrap());
+    wait_until_up(&format!("{base}/healthz")).await;
+
+    let client = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "host", "version": "0"}}});
+    let post = |token: Option<String>| {
+        let mut request = client
+            .post(format!("{base}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+
+    let refused = post(None).await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    let metadata_url = challenge
+        .strip_prefix("Bearer resource_metadata=\"")
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{challenge}"));
     assert_eq!(
-        foreign.text().await.unwrap(),
-        made_up.text().await.unwrap(),
-        "a foreign session looks like no session"
+        metadata_url,
+        format!("{base}/.well-known/oauth-protected-resource/mcp")
+    );
+    let resource: Value = client
+        .get(metadata_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let root: Value = client
+        .get(format!("{base}/.well-known/oauth-protected-resource"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resource, root, "both forms say the same");
+    assert_eq!(resource["resource"], format!("{base}/mcp"));
+    assert_eq!(resource["authorization_servers"], json!([idp.issuer]));
+    let issuer = resource["authorization_servers"][0].as_str().unwrap();
+    let server: Value = client
+        .get(format!("{issuer}/.well-known/oauth-authorization-server"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(server["issuer"], issuer);
+    assert!(server["authorization_endpoint"].is_string() && server["token_endpoint"].is_string());
+
+    let token_for = |audience: &str| {
+        let now = chrono::Utc::now().timestamp();
+        sign(
+            "rsa-1",
+            &json!({"sub": "olga", "iss": issuer, "aud": audience, "exp": now + 600,
+                "memberships": [{"domain": "acme", "role": "business_staff"}]}),
+        )
+    };
+    let for_resource = post(Some(token_for(&format!("{base}/mcp")))).await.unwrap();
+    assert_eq!(for_resource.status(), 200);
+    for other in ["crowdvision-agent", "https://billing.example/mcp"] {
+        let response = post(Some(token_for(other))).await.unwrap();
+        assert_eq!(response.status(), 401, "{other}");
+        assert!(response.headers().contains_key("www-authenticate"));
+    }
+    // The service's own audience still opens `/ask`; a token for `/mcp` is for `/mcp` alone.
+    let ask = |token: String| {
+        client
+            .post(format!("{base}/ask"))
+            .bearer_auth(token)
+            .json(&json!({"question": "x"}))
+            .send()
+    };
+    assert_ne!(
+        ask(token_for("crowdvision-agent")).await.unwrap().status(),
+        401
+    );
+    assert_eq!(
+        ask(token_for(&format!("{base}/mcp")))
+            .await
+            .unwrap()
+            .status(),
+        401
     );
 }

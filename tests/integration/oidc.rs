@@ -26,6 +26,9 @@ pub enum Jwks {
 
 pub struct TestIdp {
     pub jwks_url: String,
+    /// This stand-in's own issuer (`http://127.0.0.1:PORT`), serving its metadata; tests that
+    /// need no discovery use [`ISSUER`] instead.
+    pub issuer: String,
     answer: Arc<Mutex<Jwks>>,
     fetches: Arc<Mutex<usize>>,
 }
@@ -71,22 +74,39 @@ impl TestIdp {
         let answer = Arc::new(Mutex::new(answer));
         let fetches = Arc::new(Mutex::new(0));
         let (shared, counted) = (answer.clone(), fetches.clone());
-        let app = axum::Router::new().route(
-            "/jwks",
-            axum::routing::get(move || {
-                let (shared, counted) = (shared.clone(), counted.clone());
-                async move {
-                    *counted.lock().unwrap() += 1;
-                    let answer = shared.lock().unwrap().clone();
-                    jwks_response(answer).await
-                }
-            }),
-        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let url = format!("{issuer}/jwks");
+        // The authorization server's metadata (RFC 8414), as an MCP host reads it once the
+        // resource has named this issuer.
+        let metadata = json!({
+            "issuer": issuer,
+            "jwks_uri": url,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "response_types_supported": ["code"],
+            "code_challenge_methods_supported": ["S256"],
+        });
+        let app = axum::Router::new()
+            .route(
+                "/jwks",
+                axum::routing::get(move || {
+                    let (shared, counted) = (shared.clone(), counted.clone());
+                    async move {
+                        *counted.lock().unwrap() += 1;
+                        let answer = shared.lock().unwrap().clone();
+                        jwks_response(answer).await
+                    }
+                }),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server",
+                axum::routing::get(move || async move { axum::Json(metadata) }),
+            );
         tokio::spawn(async move { axum::serve(listener, app).await });
         TestIdp {
             jwks_url: url,
+            issuer,
             answer,
             fetches,
         }

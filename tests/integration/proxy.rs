@@ -31,7 +31,7 @@ const SECRET: &str = "proxy-test-secret-of-at-least-32b";
 
 /// The scripted model: `search_docs` first, then an answer citing the first passage; streamed
 /// requests get the answer in five pieces 200 ms apart.
-fn play(body: &Value) -> Option<crate::provider::Reply> {
+pub fn play(body: &Value) -> Option<crate::provider::Reply> {
     let streaming = body["stream"] == true;
     let last = body["messages"].as_array()?.last()?.clone();
     if last["role"] != "tool" {
@@ -181,6 +181,8 @@ async fn the_shipped_caddyfile_logs_in_both_ways_refuses_bad_tokens_and_survives
             .env("OIDC_JWKS_URL", &idp.jwks_url)
             .env("OIDC_ISSUER", oidc::ISSUER)
             .env("OIDC_AUDIENCE", oidc::AUDIENCE)
+            // These replicas also sit behind the gateway-mode Caddy: told to read its header.
+            .env("TRUST_GATEWAY_HEADER", "true")
             .env("TWIN_SERVICE_URL", &sim.url)
             .env("SENSOR_SERVICE_URL", &sim.url)
             .env("RUST_LOG", "info,crowdvision_agent::server=debug")
@@ -501,7 +503,8 @@ async fn the_shipped_caddyfile_logs_in_both_ways_refuses_bad_tokens_and_survives
 }
 
 /// `serve` without `BIND` listens on loopback only, and with an OIDC key set it cannot read
-/// yet, a bearer token is told to retry (503 + Retry-After), never refused or failed.
+/// yet, a bearer token is told to retry (503 + Retry-After), never refused or failed, and
+/// `/readyz` says not ready. In bearer mode by default, a claims header identifies nobody.
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_binds_loopback_by_default_and_waits_for_an_unreadable_jwks() {
     let Some(db) = TestDatabase::create().await else {
@@ -509,6 +512,14 @@ async fn serve_binds_loopback_by_default_and_waits_for_an_unreadable_jwks() {
     };
     let dir = tempfile::tempdir().unwrap();
     let dead_jwks = format!("http://127.0.0.1:{}/jwks", free_port());
+    // A migrated store, so that `/readyz` has only the identity provider to complain about.
+    let migrated = agent(dir.path())
+        .env("DATABASE_URL", &db.url)
+        .env("EMBEDDING_PROVIDER", "local")
+        .args(["db", "migrate"])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{}", stderr(&migrated));
     let mut command = agent(dir.path());
     command
         .env("DATABASE_URL", &db.url)
@@ -540,5 +551,26 @@ async fn serve_binds_loopback_by_default_and_waits_for_an_unreadable_jwks() {
     assert!(response.headers().contains_key("retry-after"));
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "identity_unavailable", "{body}");
+
+    // Not ready while no key can be read, and saying why.
+    let ready = client
+        .get("http://127.0.0.1:3000/readyz")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let body: Value = ready.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "identity_not_ready", "{body}");
+
+    // With OIDC configured and TRUST_GATEWAY_HEADER left alone, a claims header sent straight
+    // to the replica identifies nobody.
+    let forged = client
+        .post("http://127.0.0.1:3000/ask")
+        .header("x-gateway-claims", r#"{"sub":"mallory","roles":["admin"]}"#)
+        .json(&json!({"question": "Where is the zebra display?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 401);
     db.drop_now().await;
 }

@@ -237,6 +237,77 @@ async fn a_replica_that_does_not_trust_the_gateway_header_refuses_it() {
     assert_eq!(by_token.status(), 200);
 }
 
+/// A key named twice in a token's header or claims, or in gateway claims, is refused on every
+/// path a caller may take (bearer, cookie, gateway header) and on every route that reads
+/// identity, while the same credential without the repeat is accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_that_names_a_key_twice_never_identifies_anyone() {
+    use base64::Engine;
+    use crowdvision_agent::auth::jwt::sign_hs256_text;
+    let secret = "a-development-secret-of-32-bytes!";
+    let s = start(vec![], &[("EVAL_JWT_SECRET", secret)]).await;
+    s.provider.then_forever(answer("Hello.", usage(5, 1)));
+    let exp = chrono::Utc::now().timestamp() + 600;
+    let header = r#"{"alg":"HS256","typ":"JWT"}"#;
+    let sign = |claims: &str| sign_hs256_text(header, claims, secret.as_bytes());
+    let honest = sign(&format!(
+        r#"{{"sub":"eve","roles":["standard_customer"],"exp":{exp}}}"#
+    ));
+    let promoted = sign(&format!(
+        r#"{{"sub":"eve","roles":["standard_customer"],"roles":["admin"],"exp":{exp}}}"#
+    ));
+    let twice_alg = sign_hs256_text(
+        r#"{"alg":"HS256","alg":"HS256"}"#,
+        &format!(r#"{{"sub":"eve","exp":{exp}}}"#),
+        secret.as_bytes(),
+    );
+    let gateway = r#"{"sub":"eve","roles":["standard_customer"],"roles":["admin"]}"#;
+    let gateway_b64 = base64::engine::general_purpose::STANDARD.encode(gateway);
+    type Attach = fn(reqwest::RequestBuilder, &str) -> reqwest::RequestBuilder;
+    let paths: [(&str, Attach); 3] = [
+        ("bearer", |r, t| r.bearer_auth(t)),
+        ("cookie", |r, t| {
+            r.header("cookie", format!("authentication_token={t}"))
+        }),
+        ("gateway", |r, t| r.header("x-gateway-claims", t)),
+    ];
+    let routes = [
+        ("/ask", json!({"question": "Is the lobby open?"})),
+        (
+            "/v1/chat/completions",
+            json!({"messages": [{"role": "user", "content": "Is the lobby open?"}]}),
+        ),
+        (
+            "/mcp",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ),
+    ];
+    for (route, body) in &routes {
+        let send = |attach: Attach, credential: &str| {
+            attach(
+                client()
+                    .post(format!("{}{route}", s.url))
+                    .header("accept", "application/json, text/event-stream")
+                    .json(body),
+                credential,
+            )
+            .send()
+        };
+        for (path, attach) in paths {
+            let refused: Vec<&str> = match path {
+                "gateway" => vec![gateway, &gateway_b64],
+                _ => vec![&promoted, &twice_alg],
+            };
+            for credential in refused {
+                let response = send(attach, credential).await.unwrap();
+                assert_eq!(response.status(), 401, "{route} {path}");
+            }
+        }
+        let accepted = send(paths[0].1, &honest).await.unwrap();
+        assert_eq!(accepted.status(), 200, "{route}: the honest token");
+    }
+}
+
 /// The OpenAPI document against the router it describes: every documented route answers
 /// (never 404 or 405), identity is described, and the bounds are the ones enforced.
 #[tokio::test(flavor = "multi_thread")]

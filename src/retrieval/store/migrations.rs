@@ -14,11 +14,18 @@ impl Migration {
     }
 }
 
-pub const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    name: "knowledge_base",
-    sql: include_str!("../../../migrations/postgres/0001_knowledge_base.sql"),
-}];
+pub const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "knowledge_base",
+        sql: include_str!("../../../migrations/postgres/0001_knowledge_base.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "caller_limits",
+        sql: include_str!("../../../migrations/postgres/0002_caller_limits.sql"),
+    },
+];
 
 pub const SQLITE: &[Migration] = &[Migration {
     version: 1,

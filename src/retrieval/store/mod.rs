@@ -9,6 +9,7 @@
 
 pub mod migrations;
 pub mod postgres;
+pub mod quota;
 pub mod sqlite;
 
 use crate::config::{redact, StoreLocation};
@@ -139,6 +140,12 @@ pub struct StoreStatus {
 #[async_trait]
 pub trait ChunkStore: Send + Sync {
     fn backend(&self) -> &'static str;
+
+    /// Per-caller limits every replica over this store shares; `None` for a store one process
+    /// owns (SQLite), whose replica keeps them in memory.
+    fn shared_quota(&self) -> Option<Arc<dyn crate::quota::SharedQuota>> {
+        None
+    }
 
     /// Closes the connections and waits until they are gone. A connection's worker may still
     /// hold the tracing span of its last query; a command closes the store before its spans

@@ -136,6 +136,12 @@ impl ChunkStore for PostgresStore {
         "postgres"
     }
 
+    fn shared_quota(&self) -> Option<std::sync::Arc<dyn crate::quota::SharedQuota>> {
+        Some(std::sync::Arc::new(super::quota::PostgresQuota::new(
+            self.pool.clone(),
+        )))
+    }
+
     async fn close(&self) {
         self.pool.close().await;
     }
@@ -310,7 +316,9 @@ impl ChunkStore for PostgresStore {
     async fn reset(&self) -> Result<(), StoreError> {
         (&self.pool)
             .execute(sqlx::raw_sql(
-                "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations CASCADE",
+                "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations, \
+                 caller_limits, caller_answers CASCADE;
+                 DROP FUNCTION IF EXISTS admit_caller(text, integer, integer, bigint, float8)",
             ))
             .await?;
         Ok(())
