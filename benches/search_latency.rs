@@ -11,7 +11,7 @@ use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
 use crowdvision_agent::retrieval::chunk::Chunker;
 use crowdvision_agent::retrieval::embed::LocalEmbedder;
-use crowdvision_agent::retrieval::query::keyword_terms;
+use crowdvision_agent::retrieval::query::{fts5_query, keyword_terms};
 use crowdvision_agent::retrieval::rerank::NoopReranker;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use crowdvision_agent::retrieval::source::discover;
@@ -284,10 +284,13 @@ async fn time_postgres_floor(
             tx.commit().await.unwrap();
             rows.len()
         };
-        // The keyword side is two round trips: the terms' frequencies, then the BM25 ranking.
         let keyword = async {
-            store
-                .keyword_search(&terms, &permissions, 20)
+            sqlx::query(postgres::KEYWORD_SQL)
+                .bind(&terms)
+                .bind(&permissions)
+                .bind(20i64)
+                .bind(postgres::COMMON_TERM_ROWS)
+                .fetch_all(store.pool())
                 .await
                 .unwrap()
                 .len()
@@ -303,12 +306,11 @@ async fn time_sqlite_floor(
     questions: &[String],
     caller: &AuthUser,
 ) -> Vec<Duration> {
-    let allowed = caller.effective_permissions();
-    let permissions = serde_json::to_string(&allowed).unwrap();
+    let permissions = serde_json::to_string(&caller.effective_permissions()).unwrap();
     let mut samples = Vec::with_capacity(questions.len());
-    let scan = sqlite::vector_scan_sql();
+    let (scan, keyword) = (sqlite::vector_scan_sql(), sqlite::keyword_sql());
     for q in questions {
-        let terms = keyword_terms(q);
+        let terms = fts5_query(&keyword_terms(q));
         let started = Instant::now();
         let vector = async {
             // The floor reads every visible vector, as the exact search must, without scoring.
@@ -319,10 +321,12 @@ async fn time_sqlite_floor(
             }
             n
         };
-        // The keyword side is two round trips: the terms' frequencies, then the BM25 ranking.
         let keyword = async {
-            store
-                .keyword_search(&terms, &allowed, 20)
+            sqlx::query(&keyword)
+                .bind(&permissions)
+                .bind(&terms)
+                .bind(20i64)
+                .fetch_all(store.pool())
                 .await
                 .unwrap()
                 .len()

@@ -6,7 +6,6 @@
 //! - [`source`]: finding source files and their permissions on disk.
 //! - [`ingest`]: the diff between sources and store, and the per-document writes.
 //! - [`search`]: hybrid retrieval ([`query`] terms, [`rrf`] fusion, [`rerank`] port).
-//! - [`terms`]: the keyword index's tokenizer and BM25 weights, the same for both stores.
 
 pub mod chunk;
 pub mod embed;
@@ -17,4 +16,3 @@ pub mod rrf;
 pub mod search;
 pub mod source;
 pub mod store;
-pub mod terms;

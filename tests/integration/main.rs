@@ -19,7 +19,6 @@ mod mcp;
 mod observe;
 mod oidc;
 mod page;
-mod parity;
 mod provider;
 mod proxy;
 mod readme;

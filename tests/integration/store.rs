@@ -169,7 +169,7 @@ async fn postgres_schema_has_the_expected_indexes() {
         all.contains("USING hnsw (embedding vector_cosine_ops)"),
         "{all}"
     );
-    assert!(!all.contains("tsv"), "the tsvector is gone: {all}");
+    assert!(all.contains("USING gin (tsv)"), "{all}");
     assert!(all.contains("USING gin (permissions)"), "{all}");
     assert!(all.contains("(document_id)"), "{all}");
     let column: String = sqlx::query_scalar(
@@ -185,7 +185,7 @@ async fn postgres_schema_has_the_expected_indexes() {
 }
 
 #[tokio::test]
-async fn sqlite_keyword_index_follows_writes_and_deletes() {
+async fn sqlite_full_text_index_follows_writes_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
         .await
@@ -196,32 +196,12 @@ async fn sqlite_keyword_index_follows_writes_and_deletes() {
         .write_document(&document("a.md", "x1", 2, &["admin"]))
         .await
         .unwrap();
-    let postings = || async {
-        let holding: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM chunk_terms WHERE term = 'chunk'")
-                .fetch_one(store.pool())
-                .await
-                .unwrap();
-        let (chunks, words): (i64, i64) =
-            sqlx::query_as("SELECT chunks, tokens FROM keyword_stats")
-                .fetch_one(store.pool())
-                .await
-                .unwrap();
-        (holding, chunks, words)
-    };
-    // Two chunks "chunk N of a.md" under "Guide > Part": 2 heading words and 5 text words each ("a.md" is two).
-    assert_eq!(postings().await, (2, 2, 14));
-    // Chunks stored before the index existed are indexed by the next migrate.
-    sqlx::raw_sql(
-        "DELETE FROM chunk_terms; UPDATE chunks SET term_count = NULL;
-         UPDATE keyword_stats SET chunks = 0, tokens = 0",
-    )
-    .execute(store.pool())
-    .await
-    .unwrap();
-    assert_eq!(postings().await, (0, 0, 0));
-    store.migrate(DIM).await.unwrap();
-    assert_eq!(postings().await, (2, 2, 14));
+    let hits: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(hits, 2);
     let permissions: i64 =
         sqlx::query_scalar("SELECT count(*) FROM chunk_permissions WHERE permission = 'admin'")
             .fetch_one(store.pool())
@@ -229,7 +209,12 @@ async fn sqlite_keyword_index_follows_writes_and_deletes() {
             .unwrap();
     assert_eq!(permissions, 2);
     store.delete_document("a.md").await.unwrap();
-    assert_eq!(postings().await, (0, 0, 0));
+    let hits: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(hits, 0);
     let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions")
         .fetch_one(store.pool())
         .await

@@ -9,10 +9,8 @@
 
 pub mod migrations;
 pub mod postgres;
-mod postgres_keywords;
 pub mod quota;
 pub mod sqlite;
-mod sqlite_keywords;
 
 use crate::config::{redact, StoreLocation};
 use async_trait::async_trait;

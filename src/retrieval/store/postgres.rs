@@ -1,20 +1,17 @@
 //! ADAPTER: the store on PostgreSQL with pgvector (sqlx). Vectors live in a `vector(dim)`
 //! column with an HNSW cosine index (sent in pgvector's binary form through the
-//! `pgvector` crate, not as text); keywords in the library's own BM25 index
-//! (`postgres_keywords.rs`, the same ranking as the SQLite store);
+//! `pgvector` crate, not as text); full text in a generated, GIN-indexed `tsvector`;
 //! permissions in a GIN-indexed `text[]`.
 //!
 //! Writers take one transaction-scoped advisory lock, so two ingests running at once serialise
 //! per document and never insert the same content twice.
 
 use super::migrations::{self, POSTGRES};
-use super::postgres_keywords;
 use super::{
     ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoredDocument, WriteOutcome,
     SETTING_DIM,
 };
 use crate::config::redact;
-use crate::retrieval::terms::{self, Postings};
 use async_trait::async_trait;
 use pgvector::Vector;
 use sqlx::postgres::PgRow;
@@ -45,15 +42,48 @@ SELECT c.chunk_id, d.source, c.section, c.kind, c.text, 1 - h.distance AS score
 FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
 ORDER BY h.distance, c.chunk_id";
 
-/// BM25 over the keyword index (`postgres_keywords.rs`).
-pub fn keyword_sql() -> &'static str {
-    postgres_keywords::RANK_SQL.as_str()
-}
+/// Full-text matches among the visible chunks, ranked by cover density over all the terms.
+///
+/// Which rows are ranked is decided by the terms that are rare in this corpus: a term that the
+/// planner's statistics put in more than `$4` chunks (a corpus-specific stop word, such as
+/// "server" in server documentation) still counts in the rank but does not select rows, so an
+/// `or` query does not rank a large part of the table. When every term is common, all of them
+/// must match instead. A small corpus, or one never analysed, has no common terms.
+pub const KEYWORD_SQL: &str = "
+WITH common AS MATERIALIZED (
+    SELECT e.lexeme
+    FROM pg_stats s
+    CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv'
+      AND e.freq * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'chunks'::regclass) > $4),
+words AS (
+    SELECT w.word, ARRAY(SELECT v.lexeme FROM unnest(to_tsvector('english', w.word)) AS v) AS lexemes
+    FROM unnest($1::text[]) AS w(word)),
+rare AS (
+    SELECT string_agg(word, ' or ') AS text
+    FROM words
+    WHERE cardinality(lexemes) > 0 AND NOT lexemes <@ ARRAY(SELECT lexeme FROM common)),
+q AS (
+    SELECT websearch_to_tsquery('english', array_to_string($1::text[], ' or ')) AS rank_query,
+           websearch_to_tsquery('english', coalesce((SELECT text FROM rare), array_to_string($1::text[], ' ')))
+               AS filter_query),
+hits AS MATERIALIZED (
+    SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.rank_query) AS rank
+    FROM chunks c, q
+    WHERE c.tsv @@ q.filter_query AND (cardinality(c.permissions) = 0 OR c.permissions && $2::text[])
+    ORDER BY rank DESC, c.id
+    LIMIT $3)
+SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank::float8 AS score
+FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
+ORDER BY h.rank DESC, h.id";
 
 /// The vector index, also re-created by `migrate` and `finish_bulk_load` if a bulk load was
 /// interrupted after dropping it.
 const HNSW_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)";
+
+/// Number of chunks above which a term no longer selects rows (see [`KEYWORD_SQL`]).
+pub const COMMON_TERM_ROWS: f32 = 500.0;
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -160,7 +190,6 @@ impl ChunkStore for PostgresStore {
         .execute(&mut *tx)
         .await?;
         (&mut *tx).execute(sqlx::raw_sql(HNSW_INDEX)).await?;
-        postgres_keywords::index_unindexed(&mut tx).await?;
         tx.commit().await?;
         Ok(newly)
     }
@@ -287,10 +316,9 @@ impl ChunkStore for PostgresStore {
     async fn reset(&self) -> Result<(), StoreError> {
         (&self.pool)
             .execute(sqlx::raw_sql(
-                "DROP TABLE IF EXISTS chunk_terms, keyword_stats, chunks, documents, store_settings, \
-                 agent_migrations, caller_limits, caller_answers CASCADE;
-                 DROP FUNCTION IF EXISTS admit_caller(text, integer, integer, bigint, float8);
-                 DROP FUNCTION IF EXISTS keyword_stats_follow()",
+                "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations, \
+                 caller_limits, caller_answers CASCADE;
+                 DROP FUNCTION IF EXISTS admit_caller(text, integer, integer, bigint, float8)",
             ))
             .await?;
         Ok(())
@@ -350,15 +378,11 @@ impl ChunkStore for PostgresStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let (terms, weights) = postgres_keywords::weighted_terms(&self.pool, terms).await?;
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = sqlx::query(keyword_sql())
-            .bind(&terms)
-            .bind(&weights)
+        let rows = sqlx::query(KEYWORD_SQL)
+            .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
+            .bind(COMMON_TERM_ROWS)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
@@ -380,18 +404,17 @@ impl ChunkStore for PostgresStore {
             .bind(limit as i64)
             .fetch_all(&mut *tx)
             .await?;
-        let (terms, weights) = postgres_keywords::weighted_terms(&self.pool, terms).await?;
-        let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(keyword_sql()))
-            .bind(&terms)
-            .bind(&weights)
+        let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(KEYWORD_SQL))
+            .bind(terms)
             .bind(permissions)
             .bind(limit as i64)
+            .bind(COMMON_TERM_ROWS)
             .fetch_all(&mut *tx)
             .await?;
         tx.rollback().await?;
         Ok([
             ("vector (HNSW)", vector_plan.join("\n")),
-            ("keyword (BM25 index)", keyword_plan.join("\n")),
+            ("keyword (full text)", keyword_plan.join("\n")),
         ])
     }
 }
@@ -450,20 +473,15 @@ async fn insert_document(
     let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let tokens: Vec<i32> = chunks.iter().map(|c| c.tokens as i32).collect();
-    let postings: Vec<Postings> = chunks
-        .iter()
-        .map(|c| terms::postings(&c.section, &c.text))
-        .collect();
-    let term_counts: Vec<i32> = postings.iter().map(|p| p.length as i32).collect();
     let vectors: Vec<Vector> = chunks
         .iter()
         .map(|c| Vector::from(c.embedding.clone()))
         .collect();
     sqlx::query(
-        "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions, term_count)
-         SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding, $9, t.term_count
-         FROM UNNEST($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::vector[], $10::int[])
-              AS t(chunk_id, ordinal, section, kind, text, tokens, embedding, term_count)",
+        "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
+         SELECT t.chunk_id, $1, t.ordinal, t.section, t.kind, t.text, t.tokens, t.embedding, $9
+         FROM UNNEST($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::vector[])
+              AS t(chunk_id, ordinal, section, kind, text, tokens, embedding)",
     )
     .bind(document_id)
     .bind(&ids)
@@ -474,9 +492,7 @@ async fn insert_document(
     .bind(&tokens)
     .bind(&vectors)
     .bind(&document.permissions)
-    .bind(&term_counts)
     .execute(&mut **tx)
     .await?;
-    postgres_keywords::insert_postings(tx, document, &postings).await?;
     Ok(())
 }
