@@ -9,6 +9,7 @@
 //! here in the request's extensions.
 
 pub mod catalog;
+pub mod prompts;
 
 use crate::agent::tools::registry::ToolRegistry;
 use crate::agent::tools::ToolContext;
@@ -17,8 +18,9 @@ use crate::contract::{AskResponse, Question};
 use async_trait::async_trait;
 use catalog::Call;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, Reference, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -113,16 +115,22 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "crowdvision-agent",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "Buildings, rooms, live occupancy, sensors and their documentation, as the \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "crowdvision-agent",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Buildings, rooms, live occupancy, sensors and their documentation, as the \
                  caller may see them. `ask` answers a whole question with citations; the other \
                  tools return data.",
-            )
+        )
     }
 
     async fn list_tools(
@@ -147,5 +155,58 @@ impl ServerHandler for McpServer {
             self.registry.has(name)
         })?;
         Ok(self.run(call, &caller).await.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::render(&request.name, request.arguments.as_ref()).map(Into::into)
+    }
+
+    /// A `building_id` of a prompt completes to the buildings the caller may see (read through
+    /// `list_buildings` as the caller); nothing else completes.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let caller = self.caller_of(&context)?;
+        let prompt = match &request.r#ref {
+            Reference::Prompt(prompt) => prompt.name.as_str(),
+            _ => "",
+        };
+        let mut values = Vec::new();
+        if prompts::completes_to_buildings(prompt, &request.argument.name)
+            && self.registry.has("list_buildings")
+        {
+            let outcome = self
+                .registry
+                .call(
+                    "list_buildings",
+                    serde_json::json!({}),
+                    ToolContext::for_caller(&caller),
+                )
+                .await;
+            let ids: Vec<String> = outcome.content["buildings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b["id"].as_str().map(str::to_string))
+                .collect();
+            values = prompts::matching(&ids, &request.argument.value);
+        }
+        let completion = CompletionInfo::with_all_values(values)
+            .map_err(|reason| ErrorData::internal_error(reason, None))?;
+        Ok(CompleteResult::new(completion))
     }
 }

@@ -19,6 +19,7 @@ import json
 import sys
 
 import httpx2
+import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
 
 settings = json.loads(sys.argv[1])
@@ -91,6 +92,34 @@ async def main():
         assert "\n[^" in answer and " › " in answer, answer
         assert asked.structured_content["citations"], asked.structured_content
         report["answer"] = answer
+
+        # Prompts: three, filled in as asked; building ids complete from the caller's own
+        # buildings (an Acme caller sees no Globex id), and a missing argument is refused.
+        prompts = (await client.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["room-status", "co2-report", "explain-setting"], prompts
+        report_prompt = await client.get_prompt(
+            "co2-report", {"building_id": "acme-hq", "room_id": "hq-201"}
+        )
+        prompt_text = report_prompt.messages[0].content.text
+        assert "hq-201" in prompt_text and "24 hours" in prompt_text, prompt_text
+        assert "`ask` tool" in prompt_text, prompt_text
+        completed = await client.complete(
+            mcp_types.PromptReference(type="ref/prompt", name="room-status"),
+            {"name": "building_id", "value": "ac"},
+        )
+        ids = completed.completion.values
+        assert ids and all(i.startswith("ac") for i in ids), ids
+        everything = await client.complete(
+            mcp_types.PromptReference(type="ref/prompt", name="room-status"),
+            {"name": "building_id", "value": ""},
+        )
+        assert not any(i.startswith("globex") for i in everything.completion.values), everything
+        report["completed"] = sorted(ids)
+        try:
+            await client.get_prompt("room-status", {"building_id": "acme-hq"})
+            raise AssertionError("a prompt without its room was rendered")
+        except MCPError as error:
+            assert error.code == -32602, (error.code, error.message)
 
         # Bad input: an unknown tool is a protocol error; arguments of the wrong type are the
         # tool's error result; neither runs anything.

@@ -2,7 +2,8 @@
 //! agent's MCP server, over stdio (`crowdvision-agent mcp`) and over Streamable HTTP (`serve` at
 //! `/mcp`), with the simulator as the live-data services: the nine tools and their schemas,
 //! live data as the caller, another domain's building answered like an unknown one, no
-//! restricted passage for a customer, a cited `ask`, and bad input refused. The client's checks
+//! restricted passage for a customer, a cited `ask`, the prompts with building ids completed
+//! from the caller's own buildings, and bad input refused. The client's checks
 //! are in `tests/clients/mcp_client.py`; what only HTTP has (no identity refused, no session
 //! held) is checked here with plain requests.
 
@@ -139,6 +140,14 @@ async fn the_mcp_sdk_uses_the_agent_over_stdio_and_streamable_http() {
     assert_eq!(
         http["unknown_building"], stdio["unknown_building"],
         "both transports answer alike"
+    );
+    assert_eq!(http["completed"], stdio["completed"]);
+    assert!(
+        stdio["completed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("acme-hq")),
+        "{stdio}"
     );
 
     requests_stand_alone(&base, &customer).await;
