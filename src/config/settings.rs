@@ -180,7 +180,7 @@ pub const TABLE: &[Setting] = &[
     setting("SEARCH_AGAIN", Provider, Bool, Value("false"))
         .doc("the answer calls of a documentation question searched first may call `search_docs` again; `false` offers them no tool, so the answer comes from the passages searched with the question and the request carries no tool schema (175 prompt tokens with the local 1.5B model's template)"),
     setting("LINK_ALLOWED_HOSTS", Provider, List, Unset)
-        .doc("hosts (and their subdomains) an answer may link to or show images from; other images become `[image: ALT]`, other links keep only their text"),
+        .doc("hosts (and their subdomains) an answer may link to, show images from or name in a bare URL; other images become `[image: ALT]`, other links keep only their text, other bare URLs become their host with bracketed dots (`other[.]host`)"),
     setting("HISTORY", Provider, Bool, Value("true"))
         .doc("`ask` and `chat` append each answer to the local history (`crowdvision-agent history`)"),
     setting("HISTORY_FILE", Provider, Text, Derived("`history.jsonl` in the data directory"))
