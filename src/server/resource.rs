@@ -5,7 +5,7 @@
 //! identity rules of `/mcp`, whose OIDC tokens must be issued for that resource (its `aud`), so
 //! a token meant for another service is never passed through to this one.
 
-use super::AppState;
+use super::{ApiError, AppState};
 use crate::auth::identity::IdentitySettings;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -67,11 +67,7 @@ pub fn routes() -> Router<Arc<AppState>> {
 async fn served_metadata(State(state): State<Arc<AppState>>) -> Response {
     match (&state.settings.public_base_url, &state.identity.oidc) {
         (Some(base), Some(oidc)) => Json(metadata(base, &oidc.issuer)).into_response(),
-        _ => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": {"code": "not_found", "message": "no such route"}})),
-        )
-            .into_response(),
+        _ => ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route").into_response(),
     }
 }
 

@@ -42,6 +42,19 @@ fn token(sub: &str, roles: &[&str], domains: &[&str]) -> String {
     )
 }
 
+/// `serve` on loopback `port` in `dir` with `env`, once it answers `/healthz`.
+async fn serve_on(port: u16, dir: &Path, env: &[(&str, String)]) -> Running {
+    let mut serve = agent(dir);
+    serve
+        .envs(env.iter().map(|(k, v)| (*k, v)))
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let running = Running(serve.spawn().unwrap());
+    wait_until_up(&format!("http://127.0.0.1:{port}/healthz")).await;
+    running
+}
+
 /// Runs the SDK client with `settings`, returns its report.
 async fn run_client(python: &Path, settings: Value) -> Value {
     let script = repo_root().join("tests/clients/mcp_client.py");
@@ -123,15 +136,8 @@ async fn the_mcp_sdk_uses_the_agent_over_stdio_and_streamable_http() {
 
     // Streamable HTTP on serve.
     let port = free_port();
-    let mut serve = agent(dir.path());
-    serve
-        .envs(env.iter().map(|(k, v)| (*k, v)))
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let _serve = Running(serve.spawn().unwrap());
+    let _serve = serve_on(port, dir.path(), &env).await;
     let base = format!("http://127.0.0.1:{port}");
-    wait_until_up(&format!("{base}/healthz")).await;
     let mut settings = common;
     settings["transport"] = json!("http");
     settings["url"] = json!(format!("{base}/mcp"));
@@ -250,14 +256,7 @@ async fn a_host_discovers_the_login_from_a_401_and_only_tokens_for_the_resource_
         .unwrap()
         .status
         .success());
-    let mut serve = agent(dir.path());
-    serve
-        .envs(env.iter().map(|(k, v)| (*k, v)))
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let _serve = Running(serve.spawn().unwrap());
-    wait_until_up(&format!("{base}/healthz")).await;
+    let _serve = serve_on(port, dir.path(), &env).await;
 
     let client = reqwest::Client::new();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
