@@ -11,7 +11,7 @@ use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
 use crowdvision_agent::retrieval::chunk::Chunker;
 use crowdvision_agent::retrieval::embed::LocalEmbedder;
-use crowdvision_agent::retrieval::query::{fts5_query, keyword_terms};
+use crowdvision_agent::retrieval::query::keyword_terms;
 use crowdvision_agent::retrieval::rerank::NoopReranker;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use crowdvision_agent::retrieval::source::discover;
@@ -284,13 +284,10 @@ async fn time_postgres_floor(
             tx.commit().await.unwrap();
             rows.len()
         };
+        // The keyword side is two round trips: the terms' frequencies, then the BM25 ranking.
         let keyword = async {
-            sqlx::query(postgres::KEYWORD_SQL)
-                .bind(&terms)
-                .bind(&permissions)
-                .bind(20i64)
-                .bind(postgres::COMMON_TERM_ROWS)
-                .fetch_all(store.pool())
+            store
+                .keyword_search(&terms, &permissions, 20)
                 .await
                 .unwrap()
                 .len()
@@ -306,11 +303,12 @@ async fn time_sqlite_floor(
     questions: &[String],
     caller: &AuthUser,
 ) -> Vec<Duration> {
-    let permissions = serde_json::to_string(&caller.effective_permissions()).unwrap();
+    let allowed = caller.effective_permissions();
+    let permissions = serde_json::to_string(&allowed).unwrap();
     let mut samples = Vec::with_capacity(questions.len());
-    let (scan, keyword) = (sqlite::vector_scan_sql(), sqlite::keyword_sql());
+    let scan = sqlite::vector_scan_sql();
     for q in questions {
-        let terms = fts5_query(&keyword_terms(q));
+        let terms = keyword_terms(q);
         let started = Instant::now();
         let vector = async {
             // The floor reads every visible vector, as the exact search must, without scoring.
@@ -321,12 +319,10 @@ async fn time_sqlite_floor(
             }
             n
         };
+        // The keyword side is two round trips: the terms' frequencies, then the BM25 ranking.
         let keyword = async {
-            sqlx::query(&keyword)
-                .bind(&permissions)
-                .bind(&terms)
-                .bind(20i64)
-                .fetch_all(store.pool())
+            store
+                .keyword_search(&terms, &allowed, 20)
                 .await
                 .unwrap()
                 .len()

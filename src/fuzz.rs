@@ -10,7 +10,7 @@ use crate::agent::links::neutralise;
 use crate::auth::jwt::{sign_hs256, verify_hs256, LEEWAY_SECONDS, MAX_LIFETIME_SECONDS};
 use crate::auth::AuthUser;
 use crate::retrieval::chunk::split_front_matter;
-use crate::retrieval::query::{fts5_query, keyword_terms, MAX_TERMS};
+use crate::retrieval::query::{keyword_terms, MAX_TERMS};
 use crate::retrieval::source::parse_permissions_file;
 use base64::Engine;
 use proptest::prelude::*;
@@ -154,8 +154,6 @@ proptest! {
             prop_assert!(!term.is_empty() && term.chars().count() <= 64);
             prop_assert!(term.chars().all(char::is_alphanumeric));
         }
-        let query = fts5_query(&terms);
-        prop_assert_eq!(query.matches('"').count(), 2 * terms.len());
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub async fn run(config: Config, caller: identity::Given<'_>, _args: McpArgs) ->
     let server = McpServer::new(
         parts.tools.clone(),
         Arc::new(Direct(parts.agent(&config))),
+        parts.retriever.store.clone(),
         Callers::Fixed(Box::new(caller)),
     );
     let running = server.serve(rmcp::transport::stdio()).await?;

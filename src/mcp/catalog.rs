@@ -41,15 +41,38 @@ pub enum Call {
     BadAsk(String),
 }
 
-/// Every tool, in the order a host lists them: the registry's, then `ask`.
+/// Every tool, in the order a host lists them: the registry's, then `ask`; each with what its
+/// structured content holds when it succeeds (an error result carries the error object).
 pub fn tools(schemas: &[ToolSchema]) -> Vec<Tool> {
     let mut tools: Vec<Tool> = schemas
         .iter()
-        .map(|schema| Tool::new(schema.name, schema.description, object(&schema.parameters)))
+        .map(|schema| {
+            let tool = Tool::new(schema.name, schema.description, object(&schema.parameters));
+            match &schema.output {
+                Some(output) => tool.with_raw_output_schema(object(output)),
+                None => tool,
+            }
+        })
         .collect();
     let ask_schema = serde_json::to_value(schemars::schema_for!(AskArgs)).unwrap_or(Value::Null);
-    tools.push(Tool::new(ASK, ASK_DESCRIPTION, object(&ask_schema)));
+    tools.push(
+        Tool::new(ASK, ASK_DESCRIPTION, object(&ask_schema))
+            .with_raw_output_schema(object(&ask_output_schema())),
+    );
     tools
+}
+
+/// What [`answer_result`]'s structured content holds.
+fn ask_output_schema() -> Value {
+    crate::agent::tools::result_schema(
+        &[
+            ("answer", "string"),
+            ("citations", "array"),
+            ("idk", "boolean"),
+            ("decision", "string"),
+        ],
+        &["answer", "citations", "idk", "decision"],
+    )
 }
 
 /// A JSON Schema as the object MCP wants, without the meta fields a host has no use for.
@@ -206,6 +229,42 @@ mod tests {
         assert_eq!(ask["type"], "object");
         assert_eq!(ask["required"], json!(["question"]));
         assert!(!ask.contains_key("$schema"));
+        assert_eq!(
+            listed[0].output_schema, None,
+            "no schema given, none listed"
+        );
+    }
+
+    #[test]
+    fn an_answer_holds_what_asks_output_schema_requires() {
+        let response = AskResponse {
+            answer: "In the lobby [^a].".into(),
+            citations: vec![],
+            trace: vec![],
+            usage: Default::default(),
+            cost: crate::agent::usage::Cost {
+                estimated_usd: None,
+                provider_usd: None,
+            },
+            idk: false,
+            decision: crate::agent::decision::Decision::Answered,
+            model: "m".into(),
+            retrieval: Default::default(),
+        };
+        let structured = answer_result(&response).structured_content.unwrap();
+        let schema = ask_output_schema();
+        for field in schema["required"].as_array().unwrap() {
+            let field = field.as_str().unwrap();
+            let kind = schema["properties"][field]["type"].as_str().unwrap();
+            let value = &structured[field];
+            let fits = match kind {
+                "string" => value.is_string(),
+                "array" => value.is_array(),
+                "boolean" => value.is_boolean(),
+                _ => false,
+            };
+            assert!(fits, "{field} should be a {kind}: {value}");
+        }
     }
 
     #[test]

@@ -1,26 +1,33 @@
 //! The MCP server: the agent's tools (`search_docs`, the seven live-data tools) and `ask` (the
-//! whole agent) for MCP hosts, over any rmcp transport: stdio for `crowdvision-agent mcp`,
+//! whole agent), the documentation pages and live buildings and rooms as resources, and a few
+//! prompts, for MCP hosts, over any rmcp transport: stdio for `crowdvision-agent mcp`,
 //! Streamable HTTP at `/mcp` on `serve` ([`crate::server`] wires that one).
 //!
 //! Every call runs as its caller, through the same registry and agent as `/ask`: permissions
 //! are the tools' own (SQL filters, the Cedar decision on a building's domain), so what a host
-//! can reach is exactly what the caller could reach by asking. Over stdio the caller is fixed
+//! can reach is exactly what the caller could reach by asking. Pages are read from the store
+//! with the same permission filter as search, in its SQL. Over stdio the caller is fixed
 //! when the process starts; over HTTP it is resolved for every request by the route and handed
 //! here in the request's extensions.
 
 pub mod catalog;
 pub mod prompts;
+pub mod resources;
 
 use crate::agent::tools::registry::ToolRegistry;
 use crate::agent::tools::ToolContext;
 use crate::auth::identity::Caller;
 use crate::contract::{AskResponse, Question};
+use crate::retrieval::store::ChunkStore;
 use async_trait::async_trait;
 use catalog::Call;
+use resources::Read;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListToolsResult, PaginatedRequestParams, Reference, ServerCapabilities, ServerConfig, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -61,24 +68,67 @@ pub enum Callers {
     PerRequest,
 }
 
-/// The MCP server over one registry and one agent.
+/// The MCP server over one registry, one agent and the store the pages are read from.
 #[derive(Clone)]
 pub struct McpServer {
     registry: Arc<ToolRegistry>,
     asker: Arc<dyn Asker>,
+    pages: Arc<dyn ChunkStore>,
     callers: Callers,
     listed: Arc<Vec<Tool>>,
 }
 
 impl McpServer {
-    pub fn new(registry: Arc<ToolRegistry>, asker: Arc<dyn Asker>, callers: Callers) -> McpServer {
+    pub fn new(
+        registry: Arc<ToolRegistry>,
+        asker: Arc<dyn Asker>,
+        pages: Arc<dyn ChunkStore>,
+        callers: Callers,
+    ) -> McpServer {
         let listed = Arc::new(catalog::tools(&registry.schemas()));
         McpServer {
             registry,
             asker,
+            pages,
             callers,
             listed,
         }
+    }
+
+    /// Reads a resource as `caller`: a page through the store's permission filter, a building
+    /// or room through its tool. Anything the caller may not read is [`resources::not_found`].
+    async fn read(&self, uri: &str, caller: &Caller) -> Result<ReadResourceResult, ErrorData> {
+        let read = resources::parse(uri).ok_or_else(|| resources::not_found(uri))?;
+        let text = match &read {
+            Read::Page { source } => {
+                let permissions = caller.user.effective_permissions();
+                let chunks =
+                    self.pages
+                        .page_chunks(source, &permissions)
+                        .await
+                        .map_err(|error| {
+                            tracing::warn!(%error, "a page could not be read");
+                            ErrorData::internal_error("the documentation is unavailable", None)
+                        })?;
+                resources::page_text(&chunks).ok_or_else(|| resources::not_found(uri))?
+            }
+            live => {
+                let (tool, arguments) =
+                    live.tool_call().ok_or_else(|| resources::not_found(uri))?;
+                let outcome = self
+                    .registry
+                    .call(tool, arguments, ToolContext::for_caller(caller))
+                    .await;
+                if !outcome.ok {
+                    return Err(live_failure(uri, &outcome.content));
+                }
+                outcome.content.to_string()
+            }
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            text, uri,
+        )
+        .with_mime_type(resources::mime_type(&read))]))
     }
 
     fn caller_of(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
@@ -113,11 +163,25 @@ impl McpServer {
     }
 }
 
+/// A live read that failed: not found (or not the caller's) is [`resources::not_found`]; the
+/// service being down is said as such, in the tool's own words.
+fn live_failure(uri: &str, content: &serde_json::Value) -> ErrorData {
+    let kind = content["error"]["kind"].as_str().unwrap_or_default();
+    if kind == "not_found" || kind == "bad_arguments" {
+        return resources::not_found(uri);
+    }
+    let message = content["error"]["message"]
+        .as_str()
+        .unwrap_or("the live data is unavailable");
+    ErrorData::internal_error(message.to_string(), None)
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_resources()
                 .enable_prompts()
                 .enable_completions()
                 .build(),
@@ -155,6 +219,44 @@ impl ServerHandler for McpServer {
             self.registry.has(name)
         })?;
         Ok(self.run(call, &caller).await.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = self.caller_of(&context)?;
+        let pages = self
+            .pages
+            .visible_pages(&caller.user.effective_permissions())
+            .await
+            .map_err(|error| {
+                tracing::warn!(%error, "the pages could not be listed");
+                ErrorData::internal_error("the documentation is unavailable", None)
+            })?;
+        Ok(ListResourcesResult::with_all_items(resources::listed(
+            &pages,
+        )))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller_of(&context)?;
+        self.read(&request.uri, &caller).await.map(Into::into)
     }
 
     async fn list_prompts(

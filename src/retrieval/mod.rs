@@ -16,3 +16,4 @@ pub mod rrf;
 pub mod search;
 pub mod source;
 pub mod store;
+pub mod terms;

@@ -1,9 +1,9 @@
 //! A user's question turned into keyword-search terms that no search syntax can misread.
 //!
 //! Only runs of letters and digits survive, lowercased, without common English stop words, at
-//! most [`MAX_TERMS`]. Each store then joins them in its own syntax (FTS5 quoted strings, or
-//! `websearch_to_tsquery` words joined by `or`), so quotes, `-`, `OR`, `NEAR(`, `*`, `:`,
-//! parentheses or SQL in a question can neither raise an error nor change the meaning.
+//! most [`MAX_TERMS`]. They are then stemmed into index terms (`terms.rs`) and bound as
+//! values, never written into a query, so quotes, `-`, `OR`, `NEAR(`, `*`, `:`, parentheses or
+//! SQL in a question can neither raise an error nor change the meaning.
 
 pub const MAX_TERMS: usize = 32;
 const MAX_TERM_CHARS: usize = 64;
@@ -35,20 +35,6 @@ pub fn keyword_terms(question: &str) -> Vec<String> {
     terms
 }
 
-/// `"co2" OR "sensor"`: every term a quoted FTS5 string (terms hold no quotes).
-pub fn fts5_query(terms: &[String]) -> String {
-    terms
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ")
-}
-
-/// `co2 or sensor`, for `websearch_to_tsquery`.
-pub fn websearch_query(terms: &[String]) -> String {
-    terms.join(" or ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,14 +44,6 @@ mod tests {
         assert_eq!(
             keyword_terms(r#"NEAR("co2" sensor*) OR -room:214 '; DROP TABLE chunks; --"#),
             ["co2", "sensor", "room", "214", "drop", "table", "chunks"]
-        );
-        assert_eq!(
-            fts5_query(&keyword_terms("co2 (sensor")),
-            r#""co2" OR "sensor""#
-        );
-        assert_eq!(
-            websearch_query(&keyword_terms("co2 -sensor")),
-            "co2 or sensor"
         );
     }
 

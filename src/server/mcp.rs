@@ -28,6 +28,7 @@ pub fn routes(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     let server = McpServer::new(
         state.agent.tools().clone(),
         Arc::new(Served(state.clone())),
+        state.retriever.store.clone(),
         Callers::PerRequest,
     );
     // Host and Origin are not checked by the transport: every request carries the caller's

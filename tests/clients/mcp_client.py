@@ -57,6 +57,9 @@ async def main():
         for tool in tools:
             assert tool.input_schema["type"] == "object", tool
             assert tool.description, tool
+            # Every tool declares what its structured content holds; the SDK checks each
+            # result below against it.
+            assert tool.output_schema and tool.output_schema["type"] == "object", tool
         by_name = {tool.name: tool for tool in tools}
         assert "building_id" in by_name["get_occupancy"].input_schema["required"]
         assert by_name["ask"].input_schema["required"] == ["question"]
@@ -120,6 +123,53 @@ async def main():
             raise AssertionError("a prompt without its room was rendered")
         except MCPError as error:
             assert error.code == -32602, (error.code, error.message)
+
+        # Resources: the pages the caller may read, each readable; a page the caller may not
+        # see and one that does not exist are refused alike.
+        pages = (await client.list_resources()).resources
+        names = [page.name for page in pages]
+        assert any(name.endswith("open.md") for name in names), names
+        assert not any("staff" in name for name in names), names
+        open_page = next(page for page in pages if page.name.endswith("open.md"))
+        assert open_page.mime_type == "text/markdown", open_page
+        read = await client.read_resource(open_page.uri)
+        assert "zebra display stands in the lobby" in read.contents[0].text, read
+        report["pages"] = sorted(names)
+        refusals = []
+        for uri in [
+            open_page.uri.replace("open.md", "staff.md"),
+            open_page.uri.replace("open.md", "nothing-here.md"),
+            "crowdvision://buildings/globex-tower",
+            "crowdvision://buildings/no-such-place",
+            "crowdvision://buildings/acme-hq/rooms/no-such-room",
+            "file:///etc/passwd",
+        ]:
+            try:
+                await client.read_resource(uri)
+                raise AssertionError("read: " + uri)
+            except MCPError as error:
+                # -32602 on protocol 2026-07-28 and later (-32002 before it).
+                assert error.code == -32602, (uri, error.code, error.message)
+                assert settings["secret"] not in error.message, error.message
+                refusals.append(error.message.replace(uri, "URI"))
+        assert len(set(refusals)) == 1, refusals
+        report["refusal"] = refusals[0]
+
+        # Templates: a building and a room of the caller's domain, read through the live tools.
+        templates = (await client.list_resource_templates()).resource_templates
+        assert sorted(t.uri_template for t in templates) == [
+            "crowdvision://buildings/{building_id}",
+            "crowdvision://buildings/{building_id}/rooms/{room_id}",
+        ], templates
+        building = json.loads(
+            (await client.read_resource("crowdvision://buildings/acme-hq")).contents[0].text
+        )
+        assert building["id"] == "acme-hq" and building["rooms"], building
+        room = json.loads(
+            (await client.read_resource("crowdvision://buildings/acme-hq/rooms/hq-201"))
+            .contents[0].text
+        )
+        assert room["room"]["id"] == "hq-201", room
 
         # Bad input: an unknown tool is a protocol error; arguments of the wrong type are the
         # tool's error result; neither runs anything.

@@ -19,6 +19,7 @@ mod mcp;
 mod observe;
 mod oidc;
 mod page;
+mod parity;
 mod provider;
 mod proxy;
 mod readme;

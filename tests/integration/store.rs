@@ -80,6 +80,34 @@ async fn conformance(store: Arc<dyn ChunkStore>) {
     assert_eq!((status.documents, status.chunks), (1, 2));
     assert_eq!(status.embedding_model.as_deref(), Some("model-a"));
 
+    // pages are listed and read as the caller, filtered in the store: the staff page is nobody
+    // else's, and a page the caller may not read reads like one that does not exist
+    let staff = vec!["business_staff".to_string()];
+    let customer = vec!["standard_customer".to_string()];
+    let pages = store.visible_pages(&staff).await.unwrap();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert_eq!(pages[0].source, "user/a.md");
+    assert_eq!(pages[0].title.as_deref(), Some("Title of user/a.md"));
+    assert!(store.visible_pages(&customer).await.unwrap().is_empty());
+    let texts: Vec<String> = store
+        .page_chunks("user/a.md", &staff)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.text)
+        .collect();
+    assert_eq!(texts, ["chunk 0 of user/a.md", "chunk 1 of user/a.md"]);
+    assert!(store
+        .page_chunks("user/a.md", &customer)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .page_chunks("user/none.md", &staff)
+        .await
+        .unwrap()
+        .is_empty());
+
     // a failing write leaves nothing half-written: the second chunk id collides
     let mut broken = document("user/broken.md", "h3", 2, &[]);
     broken.chunks[1].chunk_id = broken.chunks[0].chunk_id.clone();
@@ -169,7 +197,7 @@ async fn postgres_schema_has_the_expected_indexes() {
         all.contains("USING hnsw (embedding vector_cosine_ops)"),
         "{all}"
     );
-    assert!(all.contains("USING gin (tsv)"), "{all}");
+    assert!(!all.contains("tsv"), "the tsvector is gone: {all}");
     assert!(all.contains("USING gin (permissions)"), "{all}");
     assert!(all.contains("(document_id)"), "{all}");
     let column: String = sqlx::query_scalar(
@@ -185,7 +213,7 @@ async fn postgres_schema_has_the_expected_indexes() {
 }
 
 #[tokio::test]
-async fn sqlite_full_text_index_follows_writes_and_deletes() {
+async fn sqlite_keyword_index_follows_writes_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
         .await
@@ -196,12 +224,28 @@ async fn sqlite_full_text_index_follows_writes_and_deletes() {
         .write_document(&document("a.md", "x1", 2, &["admin"]))
         .await
         .unwrap();
-    let hits: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
+    let postings = || async {
+        let holding: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM chunk_terms WHERE term = 'chunk'")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        let (chunks, words): (i64, i64) = sqlx::query_as("SELECT chunks, words FROM keyword_stats")
             .fetch_one(store.pool())
             .await
             .unwrap();
-    assert_eq!(hits, 2);
+        (holding, chunks, words)
+    };
+    // Two chunks "chunk N of a.md" under "Guide > Part": 2 heading words and 5 text words each ("a.md" is two).
+    assert_eq!(postings().await, (2, 2, 14));
+    // Chunks stored before the index existed are indexed by the next migrate.
+    sqlx::raw_sql("DELETE FROM chunk_terms; DELETE FROM chunk_lengths")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(postings().await, (0, 0, 0));
+    store.migrate(DIM).await.unwrap();
+    assert_eq!(postings().await, (2, 2, 14));
     let permissions: i64 =
         sqlx::query_scalar("SELECT count(*) FROM chunk_permissions WHERE permission = 'admin'")
             .fetch_one(store.pool())
@@ -209,17 +253,64 @@ async fn sqlite_full_text_index_follows_writes_and_deletes() {
             .unwrap();
     assert_eq!(permissions, 2);
     store.delete_document("a.md").await.unwrap();
-    let hits: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'chunk'")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
-    assert_eq!(hits, 0);
+    assert_eq!(postings().await, (0, 0, 0));
     let permissions: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_permissions")
         .fetch_one(store.pool())
         .await
         .unwrap();
     assert_eq!(permissions, 0);
+}
+
+#[tokio::test]
+async fn postgres_keyword_index_follows_writes_and_deletes() {
+    let Some(db) = TestDatabase::create().await else {
+        return;
+    };
+    let store = PostgresStore::connect(&db.url).await.unwrap();
+    store.migrate(DIM).await.unwrap();
+    store.ensure_embedding("m", DIM).await.unwrap();
+    store
+        .write_document(&document("a.md", "x1", 2, &["admin"]))
+        .await
+        .unwrap();
+    let postings = || async {
+        let holding: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM chunk_terms WHERE term = 'chunk'")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        let counted: i64 = sqlx::query_scalar(
+            "SELECT coalesce((SELECT chunks FROM term_stats WHERE term = 'chunk'), 0)",
+        )
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        let (chunks, words): (i64, i64) = sqlx::query_as("SELECT chunks, words FROM keyword_stats")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        (holding, counted, chunks, words)
+    };
+    // The same figures as on SQLite: two chunks of seven words, "chunk" in both.
+    assert_eq!(postings().await, (2, 2, 2, 14));
+    // Chunks stored before the index existed are indexed by the next migrate.
+    sqlx::raw_sql("DELETE FROM chunk_terms; DELETE FROM chunk_lengths")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(postings().await, (0, 0, 0, 0));
+    store.migrate(DIM).await.unwrap();
+    assert_eq!(postings().await, (2, 2, 2, 14));
+    // Replacing and deleting keep every count in step.
+    store
+        .write_document(&document("a.md", "x2", 3, &["admin"]))
+        .await
+        .unwrap();
+    assert_eq!(postings().await, (3, 3, 3, 21));
+    store.delete_document("a.md").await.unwrap();
+    assert_eq!(postings().await, (0, 0, 0, 0));
+    store.pool().close().await;
+    db.drop_now().await;
 }
 
 async fn has_hnsw_index(store: &PostgresStore) -> bool {

@@ -108,6 +108,22 @@ pub fn register_live_tools(registry: &mut registry::ToolRegistry, data: &live::L
     registry.register(live::GetSensorHistory(data.clone()));
 }
 
+/// A result's JSON Schema: an object with these properties, each `(name, JSON type)`, of which
+/// those in `required` are always present. A type written `"object|null"` allows either.
+pub fn result_schema(properties: &[(&str, &str)], required: &[&str]) -> serde_json::Value {
+    let properties: serde_json::Map<String, serde_json::Value> = properties
+        .iter()
+        .map(|(name, kind)| {
+            let kind: serde_json::Value = match kind.split_once('|') {
+                Some((one, other)) => serde_json::json!([one, other]),
+                None => serde_json::json!(kind),
+            };
+            (name.to_string(), serde_json::json!({ "type": kind }))
+        })
+        .collect();
+    serde_json::json!({"type": "object", "properties": properties, "required": required})
+}
+
 /// Who a tool runs for, and what the request asked of it.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolContext<'a> {
@@ -136,6 +152,12 @@ pub trait Tool: Send + Sync {
 
     /// What the model reads to decide when to call the tool.
     fn description(&self) -> &'static str;
+
+    /// The JSON Schema of a successful result, for hosts that read results as data (MCP's
+    /// `outputSchema`); see [`result_schema`].
+    fn output_schema(&self) -> Option<serde_json::Value> {
+        None
+    }
 
     /// The result as JSON for the model, and a one-line summary for the trace.
     async fn run(

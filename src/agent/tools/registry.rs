@@ -13,6 +13,7 @@ trait ErasedTool: Send + Sync {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
     fn parameters(&self) -> serde_json::Value;
+    fn output_schema(&self) -> Option<serde_json::Value>;
     async fn call(
         &self,
         arguments: serde_json::Value,
@@ -28,6 +29,10 @@ impl<T: Tool> ErasedTool for T {
 
     fn description(&self) -> &'static str {
         Tool::description(self)
+    }
+
+    fn output_schema(&self) -> Option<serde_json::Value> {
+        Tool::output_schema(self)
     }
 
     fn parameters(&self) -> serde_json::Value {
@@ -92,6 +97,9 @@ pub struct ToolSchema {
     /// `Value` again for each request was a measurable share of a served answer's CPU.
     #[serde(skip)]
     pub parameters_json: Box<RawValue>,
+    /// What a successful result holds, for MCP hosts; never sent to the model.
+    #[serde(skip)]
+    pub output: Option<serde_json::Value>,
 }
 
 impl ToolSchema {
@@ -107,7 +115,13 @@ impl ToolSchema {
             description,
             parameters,
             parameters_json,
+            output: None,
         }
+    }
+
+    pub fn with_output(mut self, output: Option<serde_json::Value>) -> ToolSchema {
+        self.output = output;
+        self
     }
 }
 
@@ -149,7 +163,10 @@ impl ToolRegistry {
     pub fn schemas(&self) -> Vec<ToolSchema> {
         self.tools
             .iter()
-            .map(|t| ToolSchema::new(t.name(), t.description(), t.parameters()))
+            .map(|t| {
+                ToolSchema::new(t.name(), t.description(), t.parameters())
+                    .with_output(t.output_schema())
+            })
             .collect()
     }
 

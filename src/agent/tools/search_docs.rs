@@ -34,6 +34,10 @@ impl Tool for SearchDocs {
         "search_docs"
     }
 
+    fn output_schema(&self) -> Option<serde_json::Value> {
+        Some(super::result_schema(&[("results", "array")], &["results"]))
+    }
+
     fn description(&self) -> &'static str {
         "Search the CrowdVision documentation (setup, sensors, units, roles, troubleshooting). \
          Cite a passage you use with [^chunk_id]."

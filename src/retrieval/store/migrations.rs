@@ -25,13 +25,25 @@ pub const POSTGRES: &[Migration] = &[
         name: "caller_limits",
         sql: include_str!("../../../migrations/postgres/0002_caller_limits.sql"),
     },
+    Migration {
+        version: 3,
+        name: "keyword_index",
+        sql: include_str!("../../../migrations/postgres/0003_keyword_index.sql"),
+    },
 ];
 
-pub const SQLITE: &[Migration] = &[Migration {
-    version: 1,
-    name: "knowledge_base",
-    sql: include_str!("../../../migrations/sqlite/0001_knowledge_base.sql"),
-}];
+pub const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "knowledge_base",
+        sql: include_str!("../../../migrations/sqlite/0001_knowledge_base.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "keyword_index",
+        sql: include_str!("../../../migrations/sqlite/0002_keyword_index.sql"),
+    },
+];
 
 /// Versions in `all` that are not in `applied`.
 pub fn pending(all: &[Migration], applied: &[u32]) -> Vec<u32> {

@@ -9,8 +9,10 @@
 
 pub mod migrations;
 pub mod postgres;
+mod postgres_keywords;
 pub mod quota;
 pub mod sqlite;
+mod sqlite_keywords;
 
 use crate::config::{redact, StoreLocation};
 use async_trait::async_trait;
@@ -85,6 +87,13 @@ pub struct StoredDocument {
     pub content_hash: String,
     pub chunks: i64,
     pub public: bool,
+}
+
+/// A documentation page as a caller's list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageEntry {
+    pub source: String,
+    pub title: Option<String>,
 }
 
 /// What writing one document did.
@@ -306,6 +315,18 @@ pub trait ChunkStore: Send + Sync {
         permissions: &[String],
         limit: usize,
     ) -> Result<Vec<Hit>, StoreError>;
+
+    /// The pages a caller with `permissions` may read, by source; the filter is part of the
+    /// query, as in search.
+    async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError>;
+
+    /// The chunks of page `source` that a caller with `permissions` may read, in order: none
+    /// for a page that does not exist and for one the caller may not read alike.
+    async fn page_chunks(
+        &self,
+        source: &str,
+        permissions: &[String],
+    ) -> Result<Vec<RetrievedChunk>, StoreError>;
 
     /// The query plans of both searches, run as `vector_search` and `keyword_search` would:
     /// `[(label, plan) of the vector search, (label, plan) of the keyword search]`.

@@ -1,17 +1,20 @@
 //! ADAPTER: the store on PostgreSQL with pgvector (sqlx). Vectors live in a `vector(dim)`
 //! column with an HNSW cosine index (sent in pgvector's binary form through the
-//! `pgvector` crate, not as text); full text in a generated, GIN-indexed `tsvector`;
+//! `pgvector` crate, not as text); keywords in the library's own BM25 index
+//! (`postgres_keywords.rs`, the same ranking as the SQLite store);
 //! permissions in a GIN-indexed `text[]`.
 //!
 //! Writers take one transaction-scoped advisory lock, so two ingests running at once serialise
 //! per document and never insert the same content twice.
 
 use super::migrations::{self, POSTGRES};
+use super::postgres_keywords;
 use super::{
-    ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoredDocument, WriteOutcome,
-    SETTING_DIM,
+    ChunkStore, Hit, NewDocument, PageEntry, RetrievedChunk, StoreError, StoredDocument,
+    WriteOutcome, SETTING_DIM,
 };
 use crate::config::redact;
+use crate::retrieval::terms::{self, Postings};
 use async_trait::async_trait;
 use pgvector::Vector;
 use sqlx::postgres::PgRow;
@@ -42,48 +45,15 @@ SELECT c.chunk_id, d.source, c.section, c.kind, c.text, 1 - h.distance AS score
 FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
 ORDER BY h.distance, c.chunk_id";
 
-/// Full-text matches among the visible chunks, ranked by cover density over all the terms.
-///
-/// Which rows are ranked is decided by the terms that are rare in this corpus: a term that the
-/// planner's statistics put in more than `$4` chunks (a corpus-specific stop word, such as
-/// "server" in server documentation) still counts in the rank but does not select rows, so an
-/// `or` query does not rank a large part of the table. When every term is common, all of them
-/// must match instead. A small corpus, or one never analysed, has no common terms.
-pub const KEYWORD_SQL: &str = "
-WITH common AS MATERIALIZED (
-    SELECT e.lexeme
-    FROM pg_stats s
-    CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, freq)
-    WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv'
-      AND e.freq * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'chunks'::regclass) > $4),
-words AS (
-    SELECT w.word, ARRAY(SELECT v.lexeme FROM unnest(to_tsvector('english', w.word)) AS v) AS lexemes
-    FROM unnest($1::text[]) AS w(word)),
-rare AS (
-    SELECT string_agg(word, ' or ') AS text
-    FROM words
-    WHERE cardinality(lexemes) > 0 AND NOT lexemes <@ ARRAY(SELECT lexeme FROM common)),
-q AS (
-    SELECT websearch_to_tsquery('english', array_to_string($1::text[], ' or ')) AS rank_query,
-           websearch_to_tsquery('english', coalesce((SELECT text FROM rare), array_to_string($1::text[], ' ')))
-               AS filter_query),
-hits AS MATERIALIZED (
-    SELECT c.id, c.document_id, ts_rank_cd(c.tsv, q.rank_query) AS rank
-    FROM chunks c, q
-    WHERE c.tsv @@ q.filter_query AND (cardinality(c.permissions) = 0 OR c.permissions && $2::text[])
-    ORDER BY rank DESC, c.id
-    LIMIT $3)
-SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank::float8 AS score
-FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = h.document_id
-ORDER BY h.rank DESC, h.id";
+/// BM25 over the keyword index (`postgres_keywords.rs`).
+pub fn keyword_sql() -> &'static str {
+    postgres_keywords::RANK_SQL.as_str()
+}
 
 /// The vector index, also re-created by `migrate` and `finish_bulk_load` if a bulk load was
 /// interrupted after dropping it.
 const HNSW_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)";
-
-/// Number of chunks above which a term no longer selects rows (see [`KEYWORD_SQL`]).
-pub const COMMON_TERM_ROWS: f32 = 500.0;
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -190,6 +160,7 @@ impl ChunkStore for PostgresStore {
         .execute(&mut *tx)
         .await?;
         (&mut *tx).execute(sqlx::raw_sql(HNSW_INDEX)).await?;
+        postgres_keywords::index_unindexed(&mut tx).await?;
         tx.commit().await?;
         Ok(newly)
     }
@@ -316,9 +287,11 @@ impl ChunkStore for PostgresStore {
     async fn reset(&self) -> Result<(), StoreError> {
         (&self.pool)
             .execute(sqlx::raw_sql(
-                "DROP TABLE IF EXISTS chunks, documents, store_settings, agent_migrations, \
-                 caller_limits, caller_answers CASCADE;
-                 DROP FUNCTION IF EXISTS admit_caller(text, integer, integer, bigint, float8)",
+                "DROP TABLE IF EXISTS chunk_terms, chunk_lengths, term_stats, keyword_stats, chunks, \
+                 documents, store_settings, agent_migrations, caller_limits, caller_answers CASCADE;
+                 DROP FUNCTION IF EXISTS admit_caller(text, integer, integer, bigint, float8);
+                 DROP FUNCTION IF EXISTS term_stats_add(), term_stats_remove(), keyword_stats_add(),
+                     keyword_stats_remove()",
             ))
             .await?;
         Ok(())
@@ -378,14 +351,57 @@ impl ChunkStore for PostgresStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(KEYWORD_SQL)
-            .bind(terms)
+        let ranked = postgres_keywords::weighted_terms(&self.pool, terms).await?;
+        if ranked.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(keyword_sql())
+            .bind(&ranked.terms)
+            .bind(&ranked.weights)
+            .bind(&ranked.selects)
             .bind(permissions)
             .bind(limit as i64)
-            .bind(COMMON_TERM_ROWS)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(hit).collect::<Result<_, _>>()?)
+    }
+
+    async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT d.source, d.title FROM documents d
+             WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id
+                           AND (cardinality(c.permissions) = 0 OR c.permissions && $1::text[]))
+             ORDER BY d.source COLLATE \"C\"",
+        )
+        .bind(permissions)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(PageEntry {
+                    source: row.try_get("source")?,
+                    title: row.try_get("title")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn page_chunks(
+        &self,
+        source: &str,
+        permissions: &[String],
+    ) -> Result<Vec<RetrievedChunk>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.chunk_id, d.source, c.section, c.kind, c.text
+             FROM chunks c JOIN documents d ON d.id = c.document_id
+             WHERE d.source = $2 AND (cardinality(c.permissions) = 0 OR c.permissions && $1::text[])
+             ORDER BY c.ordinal",
+        )
+        .bind(permissions)
+        .bind(source)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(chunk).collect::<Result<_, _>>()?)
     }
 
     async fn search_plans(
@@ -404,31 +420,37 @@ impl ChunkStore for PostgresStore {
             .bind(limit as i64)
             .fetch_all(&mut *tx)
             .await?;
-        let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(KEYWORD_SQL))
-            .bind(terms)
+        let ranked = postgres_keywords::weighted_terms(&self.pool, terms).await?;
+        let keyword_plan: Vec<String> = sqlx::query_scalar(&explain(keyword_sql()))
+            .bind(&ranked.terms)
+            .bind(&ranked.weights)
+            .bind(&ranked.selects)
             .bind(permissions)
             .bind(limit as i64)
-            .bind(COMMON_TERM_ROWS)
             .fetch_all(&mut *tx)
             .await?;
         tx.rollback().await?;
         Ok([
             ("vector (HNSW)", vector_plan.join("\n")),
-            ("keyword (full text)", keyword_plan.join("\n")),
+            ("keyword (BM25 index)", keyword_plan.join("\n")),
         ])
     }
 }
 
 fn hit(row: PgRow) -> Result<Hit, sqlx::Error> {
     Ok(Hit {
-        chunk: RetrievedChunk {
-            chunk_id: row.try_get("chunk_id")?,
-            source: row.try_get("source")?,
-            section: row.try_get("section")?,
-            kind: row.try_get("kind")?,
-            text: row.try_get("text")?,
-        },
         score: row.try_get("score")?,
+        chunk: chunk(row)?,
+    })
+}
+
+fn chunk(row: PgRow) -> Result<RetrievedChunk, sqlx::Error> {
+    Ok(RetrievedChunk {
+        chunk_id: row.try_get("chunk_id")?,
+        source: row.try_get("source")?,
+        section: row.try_get("section")?,
+        kind: row.try_get("kind")?,
+        text: row.try_get("text")?,
     })
 }
 
@@ -473,6 +495,10 @@ async fn insert_document(
     let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let tokens: Vec<i32> = chunks.iter().map(|c| c.tokens as i32).collect();
+    let postings: Vec<Postings> = chunks
+        .iter()
+        .map(|c| terms::postings(&c.section, &c.text))
+        .collect();
     let vectors: Vec<Vector> = chunks
         .iter()
         .map(|c| Vector::from(c.embedding.clone()))
@@ -494,5 +520,6 @@ async fn insert_document(
     .bind(&document.permissions)
     .execute(&mut **tx)
     .await?;
+    postgres_keywords::insert_postings(tx, document, &postings).await?;
     Ok(())
 }

@@ -1,16 +1,17 @@
 //! ADAPTER: the embedded default store, one SQLite file (sqlx) in the user's data directory.
-//! Vectors are little-endian `f32` blobs searched exactly; FTS5 indexes section and text;
+//! Vectors are little-endian `f32` blobs searched exactly; the keyword index is the library's
+//! own (`sqlite_keywords.rs`, BM25 like the PostgreSQL store);
 //! permissions are rows of an indexed side table so the search filter can join on them.
 //!
 //! Writers open `BEGIN IMMEDIATE` transactions: SQLite then admits one writer at a time across
 //! processes, and a second ingest waits (busy timeout) instead of failing or duplicating.
 
 use super::migrations::{self, SQLITE};
+use super::sqlite_keywords;
 use super::{
-    ChunkStore, Hit, NewDocument, RetrievedChunk, StoreError, StoredDocument, WriteOutcome,
-    SETTING_DIM,
+    ChunkStore, Hit, NewDocument, PageEntry, RetrievedChunk, StoreError, StoredDocument,
+    WriteOutcome, SETTING_DIM,
 };
-use crate::retrieval::query::fts5_query;
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use sqlx::sqlite::{
@@ -42,15 +43,9 @@ fn fetch_sql() -> String {
     )
 }
 
-/// FTS5 with BM25 (section weighted twice the text); bm25 is lower-is-better, so it is negated.
+/// BM25 over the keyword index (`sqlite_keywords.rs`).
 pub fn keyword_sql() -> String {
-    format!(
-        "SELECT c.chunk_id, d.source, c.section, c.kind, c.text, -bm25(chunks_fts, 2.0, 1.0) AS score
-         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.document_id
-         WHERE chunks_fts MATCH ?2 AND {VISIBLE}
-         ORDER BY bm25(chunks_fts, 2.0, 1.0), c.id
-         LIMIT ?3"
-    )
+    super::sqlite_keywords::rank_sql(VISIBLE)
 }
 
 /// A candidate in the bounded heap: the heap keeps the worst on top to evict it.
@@ -182,6 +177,7 @@ impl ChunkStore for SqliteStore {
             .bind(dim.to_string())
             .execute(&mut *tx)
             .await?;
+        sqlite_keywords::index_unindexed(&mut tx).await?;
         tx.commit().await?;
         Ok(newly)
     }
@@ -307,6 +303,9 @@ impl ChunkStore for SqliteStore {
         (&self.pool)
             .execute(sqlx::raw_sql(
                 "DROP TABLE IF EXISTS chunks_fts;
+             DROP TABLE IF EXISTS chunk_terms;
+             DROP TABLE IF EXISTS chunk_lengths;
+             DROP TABLE IF EXISTS keyword_stats;
              DROP TABLE IF EXISTS chunk_permissions;
              DROP TABLE IF EXISTS chunks;
              DROP TABLE IF EXISTS documents;
@@ -380,10 +379,12 @@ impl ChunkStore for SqliteStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = keyword_sql();
-        let rows = sqlx::query(&sql)
+        let Some(weighted) = sqlite_keywords::weighted_terms(&self.pool, terms).await? else {
+            return Ok(Vec::new());
+        };
+        let rows = sqlx::query(&keyword_sql())
             .bind(serde_json::to_string(permissions).expect("strings serialize"))
-            .bind(fts5_query(terms))
+            .bind(weighted)
             .bind(limit as i64)
             .fetch_all(&self.pool)
             .await?;
@@ -397,6 +398,43 @@ impl ChunkStore for SqliteStore {
             .collect()
     }
 
+    async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT d.source, d.title FROM documents d
+             WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id AND {VISIBLE})
+             ORDER BY d.source"
+        ))
+        .bind(serde_json::to_string(permissions).expect("strings serialize"))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(PageEntry {
+                    source: row.try_get("source")?,
+                    title: row.try_get("title")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn page_chunks(
+        &self,
+        source: &str,
+        permissions: &[String],
+    ) -> Result<Vec<RetrievedChunk>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT c.chunk_id, d.source, c.section, c.kind, c.text
+             FROM chunks c JOIN documents d ON d.id = c.document_id
+             WHERE d.source = ?2 AND {VISIBLE}
+             ORDER BY c.ordinal"
+        ))
+        .bind(serde_json::to_string(permissions).expect("strings serialize"))
+        .bind(source)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(chunk_of).collect::<Result<_, _>>()?)
+    }
+
     async fn search_plans(
         &self,
         _embedding: &[f32], // the exact scan's plan does not depend on the vector
@@ -406,15 +444,15 @@ impl ChunkStore for SqliteStore {
     ) -> Result<[(&'static str, String); 2], StoreError> {
         let allowed = serde_json::to_string(permissions).expect("strings serialize");
         let vector_plan = self.query_plan(&vector_scan_sql(), &[&allowed]).await?;
+        let weighted = sqlite_keywords::weighted_terms(&self.pool, terms)
+            .await?
+            .unwrap_or_else(|| "[]".to_string());
         let keyword_plan = self
-            .query_plan(
-                &keyword_sql(),
-                &[&allowed, &fts5_query(terms), &limit.to_string()],
-            )
+            .query_plan(&keyword_sql(), &[&allowed, &weighted, &limit.to_string()])
             .await?;
         Ok([
             ("vector (exact scan)", vector_plan),
-            ("keyword (FTS5)", keyword_plan),
+            ("keyword (BM25 index)", keyword_plan),
         ])
     }
 }
@@ -462,6 +500,7 @@ async fn insert_document(
     .fetch_one(&mut **tx)
     .await?;
     for chunk in &document.chunks {
+        let postings = crate::retrieval::terms::postings(&chunk.section, &chunk.text);
         let row_id: i64 = sqlx::query_scalar(
             "INSERT INTO chunks (chunk_id, document_id, ordinal, section, kind, text, tokens, embedding, permissions)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -477,6 +516,7 @@ async fn insert_document(
         .bind(&permissions)
         .fetch_one(&mut **tx)
         .await?;
+        sqlite_keywords::insert_postings(tx, row_id, &postings).await?;
         for permission in &document.permissions {
             sqlx::query(
                 "INSERT OR IGNORE INTO chunk_permissions (permission, chunk_id) VALUES (?, ?)",

@@ -1,7 +1,7 @@
 //! `list_buildings`, `get_building`, `get_room` and `get_occupancy`: twin-service data.
 
 use super::{note_dropped, room, room_name, unavailable, LiveData, Reached};
-use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::agent::tools::{result_schema, Tool, ToolContext, ToolError};
 use crate::downstream::{Building, RoomOccupancy};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -54,6 +54,10 @@ impl Tool for ListBuildings {
         "list_buildings"
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(&[("buildings", "array")], &["buildings"]))
+    }
+
     fn description(&self) -> &'static str {
         "The buildings the user may see (id, name, domain, address): finds a building's id."
     }
@@ -96,6 +100,19 @@ impl Tool for GetBuilding {
         "get_building"
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("id", "string"),
+                ("name", "string"),
+                ("domain", "string"),
+                ("address", "string|null"),
+                ("rooms", "array"),
+            ],
+            &["id", "name", "rooms"],
+        ))
+    }
+
     fn description(&self) -> &'static str {
         "A building's rooms (id, name, floor, capacity)."
     }
@@ -117,6 +134,18 @@ impl Tool for GetRoom {
 
     fn name(&self) -> &'static str {
         "get_room"
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("building_id", "string"),
+                ("building_name", "string"),
+                ("room", "object"),
+                ("occupancy", "object|null"),
+            ],
+            &["building_id", "room"],
+        ))
     }
 
     fn description(&self) -> &'static str {
@@ -171,6 +200,18 @@ impl Tool for GetOccupancy {
 
     fn name(&self) -> &'static str {
         "get_occupancy"
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("building_id", "string"),
+                ("building_name", "string"),
+                ("rooms", "array"),
+                ("total_people", "integer"),
+            ],
+            &["building_id", "rooms", "total_people"],
+        ))
     }
 
     fn description(&self) -> &'static str {

@@ -3,7 +3,7 @@
 //! buckets, so a month of minute readings never floods the model.
 
 use super::{no_sensor_note, note_dropped, room, room_name, unavailable, LiveData, Reached};
-use crate::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crate::agent::tools::{result_schema, Tool, ToolContext, ToolError, ToolErrorKind};
 use crate::downstream::{HistoryPoint, HistoryQuery};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
@@ -279,6 +279,25 @@ impl Tool for GetSensorHistory {
 
     fn name(&self) -> &'static str {
         "get_sensor_history"
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("building_id", "string"),
+                ("room_id", "string"),
+                ("room_name", "string|null"),
+                ("sensor_type", "string"),
+                ("from", "string"),
+                ("to", "string"),
+                ("unit", "string|null"),
+                ("points", "array"),
+                ("stats", "object"),
+                ("summary", "object"),
+                ("note", "string"),
+            ],
+            &[],
+        ))
     }
 
     fn description(&self) -> &'static str {

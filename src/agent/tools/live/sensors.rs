@@ -3,7 +3,7 @@
 //! reading right now" are different answers.
 
 use super::{no_sensor_note, note_dropped, room_name, unavailable, LiveData, Reached};
-use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::agent::tools::{result_schema, Tool, ToolContext, ToolError};
 use crate::downstream::{Building, Reading, SensorInfo};
 use async_trait::async_trait;
 use chrono::Utc;
@@ -87,6 +87,17 @@ impl Tool for ListSensors {
         "list_sensors"
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("building_id", "string"),
+                ("sensors", "array"),
+                ("rooms_without_sensors", "array"),
+            ],
+            &["building_id", "sensors", "rooms_without_sensors"],
+        ))
+    }
+
     fn description(&self) -> &'static str {
         "Sensors installed in a building or room (id, type, room), without values: tells 'no \
          sensor installed' from 'no reading'."
@@ -129,6 +140,19 @@ impl Tool for GetLatestSensorData {
 
     fn name(&self) -> &'static str {
         "get_latest_sensor_data"
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(result_schema(
+            &[
+                ("building_id", "string"),
+                ("readings", "array"),
+                ("sensors_without_reading", "array"),
+                ("rooms_not_read", "array"),
+                ("note", "string"),
+            ],
+            &["building_id", "readings", "sensors_without_reading"],
+        ))
     }
 
     fn description(&self) -> &'static str {

@@ -1,0 +1,108 @@
+//! ADAPTER: the keyword index on SQLite (migration 0002): postings and lengths written with each
+//! chunk, chunks written before the index indexed on migrate, and BM25 ranking in SQL with the
+//! weights `retrieval::terms` computes. `postgres_keywords.rs` is the same on PostgreSQL.
+
+use super::StoreError;
+use crate::retrieval::terms::{self, Postings, B, K1};
+use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+
+/// Each question term with the number of chunks that hold it, and the number of chunks.
+const FREQUENCIES_SQL: &str = "
+SELECT (SELECT chunks FROM keyword_stats) AS n, j.value AS term,
+       (SELECT count(*) FROM chunk_terms t WHERE t.term = j.value) AS df
+FROM json_each(?1) j ORDER BY j.key";
+
+/// BM25 over the visible chunks that hold a selecting term: `?1` the caller's permissions (as
+/// in `VISIBLE`), `?2` the terms as `[{term, idf, selects}, …]`, `?3` the limit.
+pub fn rank_sql(visible: &str) -> String {
+    format!(
+        "WITH q AS (SELECT json_extract(j.value, '$.term') AS term, json_extract(j.value, '$.idf') AS idf,
+                          json_extract(j.value, '$.selects') AS selects
+                   FROM json_each(?2) j),
+         s AS (SELECT CAST(max(words, 1) AS REAL) / max(chunks, 1) AS avgdl FROM keyword_stats),
+         candidates AS (
+             SELECT DISTINCT t.chunk_id FROM q JOIN chunk_terms t ON t.term = q.term WHERE q.selects),
+         scored AS (
+             SELECT k.chunk_id AS id,
+                    round(sum(q.idf * t.weight * {k1_plus_1} / (t.weight + {K1} * ({one_minus_b} + {B} * l.words / s.avgdl))), 9) AS rank
+             FROM candidates k
+             CROSS JOIN q
+             JOIN chunk_terms t ON t.term = q.term AND t.chunk_id = k.chunk_id
+             JOIN chunk_lengths l ON l.chunk_id = k.chunk_id
+             CROSS JOIN s
+             GROUP BY k.chunk_id),
+         hits AS (
+             SELECT h.id, c.chunk_id AS name, h.rank
+             FROM scored h JOIN chunks c ON c.id = h.id
+             WHERE {visible}
+             ORDER BY h.rank DESC, c.chunk_id
+             LIMIT ?3)
+         SELECT c.chunk_id, d.source, c.section, c.kind, c.text, h.rank AS score
+         FROM hits h JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id
+         ORDER BY h.rank DESC, h.name",
+        k1_plus_1 = K1 + 1.0,
+        one_minus_b = 1.0 - B,
+    )
+}
+
+/// The terms to rank by, weighted, as `rank_sql`'s `?2`; `None` when no chunk holds any.
+pub async fn weighted_terms(
+    pool: &SqlitePool,
+    keywords: &[String],
+) -> Result<Option<String>, StoreError> {
+    let terms = terms::query_terms(keywords);
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let rows = sqlx::query(FREQUENCIES_SQL)
+        .bind(serde_json::to_string(&terms).expect("strings serialize"))
+        .fetch_all(pool)
+        .await?;
+    let mut chunks = 0u64;
+    let mut frequencies = Vec::with_capacity(rows.len());
+    for row in rows {
+        chunks = row.try_get::<i64, _>("n")?.max(0) as u64;
+        let df: i64 = row.try_get("df")?;
+        frequencies.push((row.try_get::<String, _>("term")?, df.max(0) as u64));
+    }
+    let weighted = terms::weighted(chunks, &frequencies);
+    Ok((!weighted.is_empty()).then(|| serde_json::to_string(&weighted).expect("terms serialize")))
+}
+
+/// Writes one chunk's postings and length.
+pub async fn insert_postings(
+    tx: &mut Transaction<'_, Sqlite>,
+    chunk_row: i64,
+    postings: &Postings,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO chunk_terms (term, chunk_id, weight)
+         SELECT json_extract(j.value, '$[0]'), ?1, json_extract(j.value, '$[1]') FROM json_each(?2) j",
+    )
+    .bind(chunk_row)
+    .bind(serde_json::to_string(&postings.terms).expect("pairs serialize"))
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("INSERT INTO chunk_lengths (chunk_id, words) VALUES (?, ?)")
+        .bind(chunk_row)
+        .bind(i64::from(postings.length))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Indexes the chunks that have no length yet: those written before migration 0002.
+pub async fn index_unindexed(tx: &mut Transaction<'_, Sqlite>) -> Result<(), StoreError> {
+    let rows = sqlx::query(
+        "SELECT c.id, c.section, c.text FROM chunks c
+         WHERE NOT EXISTS (SELECT 1 FROM chunk_lengths l WHERE l.chunk_id = c.id)",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for row in rows {
+        let id: i64 = row.try_get("id")?;
+        let postings = terms::postings(row.try_get("section")?, row.try_get("text")?);
+        insert_postings(tx, id, &postings).await?;
+    }
+    Ok(())
+}
