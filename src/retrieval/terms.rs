@@ -193,7 +193,13 @@ mod tests {
                 .map(|t| (t.term, t.selects))
                 .collect()
         };
-        let table: [(u64, &[(&str, u64)], &[(&str, bool)]); 4] = [
+        // (chunks in the corpus, each term's chunks, whether each kept term selects)
+        type Row = (
+            u64,
+            &'static [(&'static str, u64)],
+            &'static [(&'static str, bool)],
+        );
+        let table: [Row; 4] = [
             // A small corpus is ranked exactly: every term selects.
             (
                 100,
