@@ -141,6 +141,17 @@ pub fn weighted(chunks: u64, frequencies: &[(String, u64)]) -> Vec<WeightedTerm>
     terms
 }
 
+/// [`weighted`] over what a store read for each question term: (chunks in the corpus, the term,
+/// chunks holding it).
+pub fn weighted_counts(counts: Vec<(i64, String, i64)>) -> Vec<WeightedTerm> {
+    let chunks = counts.first().map_or(0, |(n, _, _)| (*n).max(0) as u64);
+    let frequencies: Vec<(String, u64)> = counts
+        .into_iter()
+        .map(|(_, term, df)| (term, df.max(0) as u64))
+        .collect();
+    weighted(chunks, &frequencies)
+}
+
 /// A chunk's score for one term, as both stores' SQL computes it (a reference for tests).
 pub fn term_score(idf: f64, weight: f64, length: f64, average_length: f64) -> f64 {
     idf * weight * (K1 + 1.0) / (weight + K1 * (1.0 - B + B * length / average_length))

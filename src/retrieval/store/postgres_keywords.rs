@@ -67,18 +67,11 @@ pub async fn weighted_terms(pool: &PgPool, keywords: &[String]) -> Result<RankTe
     if terms.is_empty() {
         return Ok(ranked);
     }
-    let rows = sqlx::query(FREQUENCIES_SQL)
+    let counts: Vec<(i64, String, i64)> = sqlx::query_as(FREQUENCIES_SQL)
         .bind(&terms)
         .fetch_all(pool)
         .await?;
-    let mut chunks = 0u64;
-    let mut frequencies = Vec::with_capacity(rows.len());
-    for row in rows {
-        chunks = row.try_get::<i64, _>("n")?.max(0) as u64;
-        let df: i64 = row.try_get("df")?;
-        frequencies.push((row.try_get::<String, _>("term")?, df.max(0) as u64));
-    }
-    for WeightedTerm { term, idf, selects } in terms::weighted(chunks, &frequencies) {
+    for WeightedTerm { term, idf, selects } in terms::weighted_counts(counts) {
         ranked.terms.push(term);
         ranked.weights.push(idf);
         ranked.selects.push(selects);

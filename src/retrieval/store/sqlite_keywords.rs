@@ -54,18 +54,11 @@ pub async fn weighted_terms(
     if terms.is_empty() {
         return Ok(None);
     }
-    let rows = sqlx::query(FREQUENCIES_SQL)
+    let counts: Vec<(i64, String, i64)> = sqlx::query_as(FREQUENCIES_SQL)
         .bind(serde_json::to_string(&terms).expect("strings serialize"))
         .fetch_all(pool)
         .await?;
-    let mut chunks = 0u64;
-    let mut frequencies = Vec::with_capacity(rows.len());
-    for row in rows {
-        chunks = row.try_get::<i64, _>("n")?.max(0) as u64;
-        let df: i64 = row.try_get("df")?;
-        frequencies.push((row.try_get::<String, _>("term")?, df.max(0) as u64));
-    }
-    let weighted = terms::weighted(chunks, &frequencies);
+    let weighted = terms::weighted_counts(counts);
     Ok((!weighted.is_empty()).then(|| serde_json::to_string(&weighted).expect("terms serialize")))
 }
 
