@@ -13,7 +13,8 @@
 //! without a collector; run with `2>/dev/null` to keep 20,000 of them off the terminal),
 //! exported over OTLP/HTTP to a loopback receiver, and exported with payloads.
 //!
-//! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`).
+//! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`;
+//! `BENCH_RESULT=FILE` also writes the rows as JSON, which `scripts/bench-check` reads).
 
 // The allocator of the binary, so that the figures are the ones `serve` and `ask` see.
 #[global_allocator]
@@ -84,15 +85,19 @@ async fn measure(agent: &Agent, requests: usize) -> Vec<Duration> {
     times
 }
 
-fn report(label: &str, times: &[Duration]) {
+/// Prints a row of the table and returns it for `BENCH_RESULT`.
+fn report(label: &str, times: &[Duration]) -> serde_json::Value {
     let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    let micros = |q: f64| (at(q).as_secs_f64() * 1e7).round() / 10.0;
     println!(
         "| {label} | {} | {:.1} µs | {:.1} µs | {:.1} µs |",
         times.len(),
-        at(0.5).as_secs_f64() * 1e6,
-        at(0.9).as_secs_f64() * 1e6,
-        at(0.99).as_secs_f64() * 1e6,
+        micros(0.5),
+        micros(0.9),
+        micros(0.99),
     );
+    serde_json::json!({"row": label, "requests": times.len(),
+        "p50_us": micros(0.5), "p90_us": micros(0.9), "p99_us": micros(0.99)})
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -102,10 +107,10 @@ async fn main() {
     let in_process = agent(Arc::new(instant_model()));
     println!("| provider | requests | p50 | p90 | p99 |");
     println!("|---|---:|---:|---:|---:|");
-    report(
+    let mut rows = vec![report(
         "in process (agent alone)",
         &measure(&in_process, requests).await,
-    );
+    )];
     let receiver = otlp_receiver();
     // Each row its own log filter (run without `RUST_LOG`, which would win over it).
     let summaries = "warn,crowdvision_agent::requests=info";
@@ -140,7 +145,7 @@ async fn main() {
         let times = measure(&in_process, requests)
             .with_subscriber(dispatch)
             .await;
-        report(label, &times);
+        rows.push(report(label, &times));
         telemetry.shutdown();
     }
     crowdvision_agent::observe::set_payloads(false);
@@ -163,8 +168,13 @@ async fn main() {
     ]))
     .unwrap();
     let over_http = agent(Arc::new(OpenAiChat::new(&config.llm)));
-    report(
+    rows.push(report(
         "loopback HTTP (agent + adapter + scripted server)",
         &measure(&over_http, http_requests).await,
-    );
+    ));
+    // The same rows as JSON, for scripts/bench-check.
+    if let Ok(path) = std::env::var("BENCH_RESULT") {
+        let result = serde_json::json!({"bench": "agent_overhead", "rows": rows});
+        std::fs::write(&path, result.to_string()).unwrap();
+    }
 }
