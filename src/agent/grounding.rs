@@ -388,18 +388,6 @@ pub(super) fn read_number(token: &str) -> String {
     number
 }
 
-/// The length of the markers (as [`citations::markers`] reads them) at the very start of `text`.
-fn markers_at(text: &str) -> usize {
-    let mut length = 0;
-    for (range, _) in citations::markers(text) {
-        if range.start != length {
-            break;
-        }
-        length = range.end;
-    }
-    length
-}
-
 /// `text` without its markers, whose ids would otherwise count as terms.
 pub(super) fn strip_markers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -422,7 +410,7 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
         let after = i + c.len_utf8();
         // Markers right after the full stop belong to the sentence they end.
         let markers = match c {
-            '.' | '!' | '?' => markers_at(&text[after..]),
+            '.' | '!' | '?' => citations::leading_markers(&text[after..]),
             _ => 0,
         };
         let next = text[after + markers..].chars().next();

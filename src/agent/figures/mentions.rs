@@ -2,6 +2,10 @@
 //! end of a range) and their unit, in the languages the agent answers in. Pure.
 
 use super::super::grounding::{read_number, singular};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::LazyLock;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Token {
@@ -325,7 +329,7 @@ fn unit_after(tokens: &[Token], at: usize) -> Option<(&'static str, usize)> {
 }
 
 /// Units, each with the words that name it.
-const UNITS: &[(&str, &[&str])] = &[
+pub(super) const UNITS: &[(&str, &[&str])] = &[
     ("%", &["percent", "prozent", "pourcent"]),
     (
         "°c",
@@ -369,14 +373,61 @@ const UNITS: &[(&str, &[&str])] = &[
     ("reading", &["reading", "messwert", "messwerte", "mesure"]),
 ];
 
-/// The unit a word names, singular or plural.
+/// FNV-1a: the names are a few bytes long and fixed, so a hash resistant to chosen keys (the
+/// default) only costs time here.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for byte in bytes {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Names = HashMap<&'static str, (usize, &'static str), BuildHasherDefault<Fnv>>;
+
+/// Each name of [`UNITS`] with the place of its unit there and the unit (the first place when a
+/// name were listed twice).
+static UNIT_NAMES: LazyLock<Names> = LazyLock::new(|| {
+    let mut names = Names::default();
+    for (place, (unit, unit_names)) in UNITS.iter().enumerate() {
+        for name in *unit_names {
+            names.entry(*name).or_insert((place, *unit));
+        }
+    }
+    names
+});
+
+/// The unit a word names, singular or plural: the first unit of [`UNITS`] that names the word
+/// or its singular. Looked up, not scanned: the figure check asks for every word of every
+/// passage (a linear scan of the names was a quarter of an answer's CPU in `agent_overhead`).
 pub(super) fn unit(word: &str) -> Option<&'static str> {
-    let lower = word.to_lowercase();
+    let lower: Cow<str> = if word
+        .bytes()
+        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+    {
+        Cow::Owned(word.to_lowercase())
+    } else {
+        Cow::Borrowed(word)
+    };
     let single = singular(&lower, 2);
-    UNITS
-        .iter()
-        .find(|(_, names)| names.contains(&lower.as_str()) || names.contains(&single))
-        .map(|(unit, _)| *unit)
+    let named = |name: &str| UNIT_NAMES.get(name).copied();
+    match (named(&lower), named(single)) {
+        (Some(a), Some(b)) => Some(a.min(b).1),
+        (found, None) | (None, found) => found.map(|(_, unit)| unit),
+    }
 }
 
 /// The same value, however written (`1,000` and `1000.0`).

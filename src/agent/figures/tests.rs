@@ -269,3 +269,43 @@ fn a_figure_of_another_quantity_than_the_question_names_is_misstated() {
         assert_eq!(judged(question, answer), vec![], "{question} / {answer}");
     }
 }
+
+/// What `mentions::unit` did before it was a table lookup: the first unit whose names hold the
+/// word or its singular.
+fn unit_by_scan(word: &str) -> Option<&'static str> {
+    let lower = word.to_lowercase();
+    let single = singular(&lower, 2);
+    mentions::UNITS
+        .iter()
+        .find(|(_, names)| names.contains(&lower.as_str()) || names.contains(&single))
+        .map(|(unit, _)| *unit)
+}
+
+#[test]
+fn unit_names_are_found_as_the_scan_found_them() {
+    for (_, names) in mentions::UNITS {
+        for name in *names {
+            for word in [
+                name.to_string(),
+                format!("{name}s"),
+                format!("{name}ss"),
+                name.to_uppercase(),
+                format!("{}S", name.to_uppercase()),
+            ] {
+                assert_eq!(unit(&word), unit_by_scan(&word), "{word}");
+            }
+        }
+    }
+    for word in [
+        "", "s", "ss", "x", "co2", "Minutes", "GRADS", "ǅ", "İ", "moi", "mes", "dias",
+    ] {
+        assert_eq!(unit(word), unit_by_scan(word), "{word}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn unit_lookup_agrees_with_the_scan(word in "[a-zA-Zéèäöüñß°%ǅİ]{0,12}") {
+        proptest::prop_assert_eq!(unit(&word), unit_by_scan(&word));
+    }
+}
