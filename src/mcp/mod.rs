@@ -23,11 +23,11 @@ use async_trait::async_trait;
 use catalog::Call;
 use resources::Read;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -125,10 +125,10 @@ impl McpServer {
                 outcome.content.to_string()
             }
         };
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(
-            text, uri,
-        )
-        .with_mime_type(resources::mime_type(&read))]))
+        // What was read is the caller's: a cache must not serve it to anyone else.
+        let contents =
+            ResourceContents::text(text, uri).with_mime_type(resources::mime_type(&read));
+        Ok(ReadResourceResult::new(vec![contents]).with_cache_scope(CacheScope::Private))
     }
 
     fn caller_of(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
@@ -221,9 +221,10 @@ impl ServerHandler for McpServer {
         Ok(self.run(call, &caller).await.into())
     }
 
+    /// The caller's own pages, a page of them at a time; never to be cached for another caller.
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller_of(&context)?;
@@ -235,9 +236,12 @@ impl ServerHandler for McpServer {
                 tracing::warn!(%error, "the pages could not be listed");
                 ErrorData::internal_error("the documentation is unavailable", None)
             })?;
-        Ok(ListResourcesResult::with_all_items(resources::listed(
-            &pages,
-        )))
+        let cursor = request.and_then(|request| request.cursor);
+        let (page, next) = resources::page_after(&pages, cursor.as_deref(), resources::PAGE_SIZE);
+        let mut listed = ListResourcesResult::with_all_items(resources::listed(page))
+            .with_cache_scope(CacheScope::Private);
+        listed.next_cursor = next;
+        Ok(listed)
     }
 
     async fn list_resource_templates(

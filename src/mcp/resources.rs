@@ -103,6 +103,26 @@ pub fn not_found(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("resource not found: {shown}"), None)
 }
 
+/// Pages listed per `resources/list` response.
+pub const PAGE_SIZE: usize = 100;
+
+/// One page of a listing: the entries after `cursor` (the source the previous page ended with;
+/// entries come in byte order of their source, as both stores sort them), at most `size`, and
+/// the cursor of the next page when more follow. Any cursor is a place in that order, so a page
+/// added or removed between two requests neither repeats nor skips another.
+pub fn page_after<'a>(
+    entries: &'a [PageEntry],
+    cursor: Option<&str>,
+    size: usize,
+) -> (&'a [PageEntry], Option<String>) {
+    let start = cursor.map_or(0, |after| {
+        entries.partition_point(|entry| entry.source.as_str() <= after)
+    });
+    let end = (start + size).min(entries.len());
+    let next = (end < entries.len()).then(|| entries[end - 1].source.clone());
+    (&entries[start..end], next)
+}
+
 /// The caller's pages as listed resources.
 pub fn listed(pages: &[PageEntry]) -> Vec<Resource> {
     pages
@@ -294,6 +314,39 @@ mod tests {
             Some("# A\nfirst\n\n## B\nsecond")
         );
         assert_eq!(page_text(&[]), None);
+    }
+
+    #[test]
+    fn a_listing_is_paged_after_its_cursor() {
+        let entries: Vec<PageEntry> = ["a.md", "b.md", "c.md", "d.md", "e.md"]
+            .iter()
+            .map(|source| PageEntry {
+                source: source.to_string(),
+                title: None,
+            })
+            .collect();
+        let sources = |page: &[PageEntry]| -> Vec<String> {
+            page.iter().map(|entry| entry.source.clone()).collect()
+        };
+        let (first, next) = page_after(&entries, None, 2);
+        assert_eq!(
+            (sources(first), next.as_deref()),
+            (vec!["a.md".into(), "b.md".into()], Some("b.md"))
+        );
+        let (second, next) = page_after(&entries, next.as_deref(), 2);
+        assert_eq!(
+            (sources(second), next.as_deref()),
+            (vec!["c.md".into(), "d.md".into()], Some("d.md"))
+        );
+        let (last, next) = page_after(&entries, next.as_deref(), 2);
+        assert_eq!((sources(last), next), (vec!["e.md".to_string()], None));
+        // A cursor between entries (one removed since) or past the end.
+        let (after_gone, _) = page_after(&entries, Some("bb.md"), 2);
+        assert_eq!(sources(after_gone), ["c.md", "d.md"]);
+        let (past, next) = page_after(&entries, Some("z.md"), 2);
+        assert!(past.is_empty() && next.is_none());
+        let (all, next) = page_after(&entries, None, 100);
+        assert_eq!((all.len(), next), (5, None));
     }
 
     #[test]

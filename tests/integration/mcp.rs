@@ -204,6 +204,38 @@ async fn requests_stand_alone(base: &str, customer: &str) {
         assert_eq!(listed.status(), 200, "{session:?}");
         assert!(listed.text().await.unwrap().contains("get_occupancy"));
     }
+    // The caller's pages may be cached by the caller's client only.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    for (method, params) in [
+        ("resources/list", json!({"_meta": meta})),
+        (
+            "resources/read",
+            json!({"_meta": meta, "uri": "crowdvision://docs/open.md"}),
+        ),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params});
+        let mut request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(uri) = params["uri"].as_str() {
+            request = request.header("mcp-name", uri);
+        }
+        let response = request
+            .bearer_auth(customer)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let text = response.text().await.unwrap();
+        assert!(
+            text.contains(r#""cacheScope":"private""#),
+            "{method}: {text}"
+        );
+    }
     let get = client
         .get(&url)
         .bearer_auth(customer)
