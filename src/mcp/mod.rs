@@ -102,14 +102,11 @@ impl McpServer {
         let text = match &read {
             Read::Page { source } => {
                 let permissions = caller.user.effective_permissions();
-                let chunks =
-                    self.pages
-                        .page_chunks(source, &permissions)
-                        .await
-                        .map_err(|error| {
-                            tracing::warn!(%error, "a page could not be read");
-                            ErrorData::internal_error("the documentation is unavailable", None)
-                        })?;
+                let chunks = self
+                    .pages
+                    .page_chunks(source, &permissions)
+                    .await
+                    .map_err(documentation_unavailable)?;
                 resources::page_text(&chunks).ok_or_else(|| resources::not_found(uri))?
             }
             live => {
@@ -161,6 +158,12 @@ impl McpServer {
             Call::BadAsk(reason) => catalog::failure_result(&reason),
         }
     }
+}
+
+/// A store failure while listing or reading pages: logged, and said without its details.
+fn documentation_unavailable(error: crate::retrieval::store::StoreError) -> ErrorData {
+    tracing::warn!(%error, "the documentation pages could not be read");
+    ErrorData::internal_error("the documentation is unavailable", None)
 }
 
 /// A live read that failed: not found (or not the caller's) is [`resources::not_found`]; the
@@ -232,10 +235,7 @@ impl ServerHandler for McpServer {
             .pages
             .visible_pages(&caller.user.effective_permissions())
             .await
-            .map_err(|error| {
-                tracing::warn!(%error, "the pages could not be listed");
-                ErrorData::internal_error("the documentation is unavailable", None)
-            })?;
+            .map_err(documentation_unavailable)?;
         let cursor = request.and_then(|request| request.cursor);
         let (page, next) = resources::page_after(&pages, cursor.as_deref(), resources::PAGE_SIZE);
         let mut listed = ListResourcesResult::with_all_items(resources::listed(page))

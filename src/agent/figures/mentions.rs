@@ -375,20 +375,20 @@ pub(super) const UNITS: &[(&str, &[&str])] = &[
 
 /// FNV-1a: the names are a few bytes long and fixed, so a hash resistant to chosen keys (the
 /// default) only costs time here.
-#[derive(Default)]
 struct Fnv(u64);
+
+impl Default for Fnv {
+    /// FNV-1a's offset basis.
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
 
 impl Hasher for Fnv {
     fn write(&mut self, bytes: &[u8]) {
-        let mut hash = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
         for byte in bytes {
-            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
         }
-        self.0 = hash;
     }
 
     fn finish(&self) -> u64 {

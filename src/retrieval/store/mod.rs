@@ -89,8 +89,8 @@ pub struct StoredDocument {
     pub public: bool,
 }
 
-/// A documentation page as a caller's list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A documentation page as a caller's list shows it (both adapters read it as one row).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct PageEntry {
     pub source: String,
     pub title: Option<String>,

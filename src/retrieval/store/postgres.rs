@@ -367,7 +367,7 @@ impl ChunkStore for PostgresStore {
     }
 
     async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT d.source, d.title FROM documents d
              WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id
                            AND (cardinality(c.permissions) = 0 OR c.permissions && $1::text[]))
@@ -375,15 +375,7 @@ impl ChunkStore for PostgresStore {
         )
         .bind(permissions)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(PageEntry {
-                    source: row.try_get("source")?,
-                    title: row.try_get("title")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     async fn page_chunks(

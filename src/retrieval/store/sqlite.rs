@@ -399,22 +399,14 @@ impl ChunkStore for SqliteStore {
     }
 
     async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError> {
-        let rows = sqlx::query(&format!(
+        Ok(sqlx::query_as(&format!(
             "SELECT d.source, d.title FROM documents d
              WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id AND {VISIBLE})
              ORDER BY d.source"
         ))
         .bind(serde_json::to_string(permissions).expect("strings serialize"))
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(PageEntry {
-                    source: row.try_get("source")?,
-                    title: row.try_get("title")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     async fn page_chunks(
