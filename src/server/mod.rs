@@ -15,6 +15,7 @@ pub mod compat;
 mod errors;
 pub mod limits;
 mod mcp;
+mod oversize;
 pub mod page;
 mod request;
 pub mod resource;

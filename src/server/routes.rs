@@ -36,6 +36,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(super::resource::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            super::oversize::drain_oversized(body_limit, request, next)
+        }))
         .layer(axum::middleware::from_fn(count_request))
         .with_state(state);
     let router = match cors {

@@ -482,6 +482,47 @@ async fn override_body_and_question_limits() {
     );
 }
 
+/// A client that sends a whole oversized body before it reads (httpx, the openai SDK) gets the
+/// 413, not a reset connection; the connection even serves the next request.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_body_sent_whole_still_gets_its_413() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = start(vec![], &[("MAX_REQUEST_BYTES", "2048")]).await;
+    let address = s.url.trim_start_matches("http://").to_string();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let body = vec![b'x'; 3 * 1024 * 1024];
+    let head = format!(
+        "POST /ask HTTP/1.1\r\nHost: {address}\r\nx-gateway-claims: {STAFF}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    for chunk in body.chunks(64 * 1024) {
+        socket
+            .write_all(chunk)
+            .await
+            .expect("the server stopped reading the body");
+    }
+    let health = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    socket.write_all(health.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("body_too_large")
+        || String::from_utf8_lossy(&seen).matches("HTTP/1.1").count() < 2
+    {
+        let n = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut buffer))
+            .await
+            .expect("no response")
+            .expect("the connection was reset");
+        assert!(n > 0, "closed after: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("HTTP/1.1 200"), "{text}");
+    assert!(s.provider.requests().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_server_sheds_and_a_slow_answer_meets_its_deadline() {
     let s = start(
