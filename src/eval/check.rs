@@ -297,7 +297,10 @@ mod tests {
             answer: "There are 6 people in room hq-101 right now [^c1].".into(),
             ..response()
         };
-        let too_short = response();
+        let too_short = AskResponse {
+            answer: "hq-101: 612 ppm [^c1].".into(),
+            ..response()
+        };
         let verdicts: Vec<(bool, String)> = [german, english, too_short]
             .iter()
             .map(|r| {

@@ -14,6 +14,7 @@ mod embed;
 mod eval;
 mod hardening;
 mod ingest;
+mod language;
 mod live;
 mod mcp;
 mod observe;

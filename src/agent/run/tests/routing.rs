@@ -43,6 +43,21 @@ fn routing_and_the_steps_before_the_model() {
             Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
         ),
         case(
+            "short English requests for writing declined in English",
+            "Write me a poem about autumn",
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "a joke is writing too",
+            "Tell me a joke about cats",
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
+            "a story is writing too",
+            "Write a story about a dragon",
+            Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
+        ),
+        case(
             "a live request with writing in it declined before the places lookup",
             "List my buildings, then write a limerick about them.",
             Out::Done(Decision::Declined, Expected::Exactly(REFUSAL)),
