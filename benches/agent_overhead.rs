@@ -28,8 +28,8 @@ mod provider;
 mod instant_agent;
 
 use crowdvision_agent::agent::answer::Agent;
-use crowdvision_agent::agent::decision::Decision;
 use crowdvision_agent::agent::openai::OpenAiChat;
+use crowdvision_agent::agent::verdict::decision::Decision;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, LogFormat, RawSettings};

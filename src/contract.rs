@@ -2,10 +2,10 @@
 //! of a streamed answer, the response, the errors of an answer, and the JSON bodies of the HTTP
 //! API. The server, the client, the answer log and the CLI all speak these types. Plain data.
 
-use crate::agent::decision::Decision;
 use crate::agent::llm::LlmError;
 use crate::agent::model_choice::ModelChoiceError;
 use crate::agent::usage::{Cost, Usage};
+use crate::agent::verdict::decision::Decision;
 use crate::citations::Citation;
 use serde::{Deserialize, Serialize};
 

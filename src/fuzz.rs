@@ -6,7 +6,7 @@
 //! The suite runs a few hundred cases per property; `scripts/fuzz` runs many thousands
 //! (`FUZZ_CASES`). Findings are recorded in `SECURITY.md`.
 
-use crate::agent::links::neutralise;
+use crate::agent::verdict::links::neutralise;
 use crate::auth::jwt::{sign_hs256, verify_hs256, LEEWAY_SECONDS, MAX_LIFETIME_SECONDS};
 use crate::auth::AuthUser;
 use crate::retrieval::chunk::split_front_matter;

@@ -62,7 +62,7 @@ impl Agent {
         Agent {
             toolbox: Toolbox::new(schemas.iter().map(|s| s.name)),
             offered,
-            topic_schema: super::scope::response_schema(),
+            topic_schema: crate::agent::question::scope::response_schema(),
             system_prompt: system_prompt(settings.scope_check),
             model,
             tools,

@@ -83,8 +83,8 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::decision::Decision;
     use crate::agent::usage::Cost;
+    use crate::agent::verdict::decision::Decision;
     use crate::contract::RetrievalReport;
 
     fn response(answer: &str, tokens: u64, provider: Option<f64>) -> AskResponse {

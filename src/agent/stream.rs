@@ -2,14 +2,14 @@
 //! marker filter and the link guard in turn, what the client shows so far, and the `retract`
 //! that withdraws it when the library discards or replaces that text.
 
-use super::decision::CodeGate;
+use crate::agent::verdict::decision::CodeGate;
 use crate::citations;
 use crate::contract::AgentEvent;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The answer's text as it streams, through a [`citations::StreamFilter`] that knows the
 /// chunks returned so far (no invented marker is ever sent, not even in part) and a
-/// [`super::links::StreamGuard`] (no link, image or tag to a host not allowed is ever sent,
+/// [`crate::agent::verdict::links::StreamGuard`] (no link, image or tag to a host not allowed is ever sent,
 /// not even in part).
 pub(super) struct StreamedTokens<'a> {
     sender: &'a UnboundedSender<AgentEvent>,
@@ -20,7 +20,7 @@ pub(super) struct StreamedTokens<'a> {
 struct StreamState {
     codes: CodeGate,
     markers: citations::StreamFilter,
-    links: super::links::StreamGuard,
+    links: crate::agent::verdict::links::StreamGuard,
     known: std::collections::HashSet<String>,
     /// The text sent since the last retract: what a client shows now.
     shown: String,
@@ -60,7 +60,7 @@ impl<'a> StreamedTokens<'a> {
         StreamedTokens {
             sender,
             state: std::sync::Mutex::new(StreamState {
-                links: super::links::StreamGuard::new(allowed_hosts),
+                links: crate::agent::verdict::links::StreamGuard::new(allowed_hosts),
                 ..StreamState::default()
             }),
         }
@@ -101,7 +101,7 @@ impl<'a> StreamedTokens<'a> {
         let mut state = self.lock();
         let had_text = !state.shown.is_empty();
         *state = StreamState {
-            links: super::links::StreamGuard::new(state.links.allowed_hosts()),
+            links: crate::agent::verdict::links::StreamGuard::new(state.links.allowed_hosts()),
             known: std::mem::take(&mut state.known),
             ..StreamState::default()
         };

@@ -136,7 +136,7 @@ pub fn check(expect: &Expect, response: &AskResponse) -> Vec<AssertionResult> {
         });
     }
     if let Some(code) = &expect.language {
-        let got = crate::agent::language::detect(&response.answer);
+        let got = crate::agent::question::language::detect(&response.answer);
         results.push(AssertionResult {
             kind: AssertionKind::Language,
             passed: got.is_some_and(|l| l.code().eq_ignore_ascii_case(code.trim())),
@@ -228,8 +228,8 @@ fn quoted<'a>(texts: impl Iterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::decision::Decision;
     use crate::agent::usage::{Cost, Usage};
+    use crate::agent::verdict::decision::Decision;
     use crate::citations::Citation;
     use crate::contract::{RetrievalReport, TraceEntry};
 

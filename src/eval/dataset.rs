@@ -2,7 +2,7 @@
 //! whole before anything runs. Every problem names the file, the case and the field, and all
 //! problems of a load are reported together.
 
-use crate::agent::decision::Decision;
+use crate::agent::verdict::decision::Decision;
 use crate::auth::identity::Caller;
 use crate::auth::{AuthUser, RoleHierarchy};
 use crate::contract::HistoryMessage;
@@ -338,8 +338,8 @@ fn check_case(case: &RawCase, known_tools: &[&str]) -> Vec<String> {
         }
     }
     if let Some(code) = &case.expect.language {
-        if crate::agent::language::Language::from_code(code).is_none() {
-            let known: Vec<&str> = crate::agent::language::Language::ALL
+        if crate::agent::question::language::Language::from_code(code).is_none() {
+            let known: Vec<&str> = crate::agent::question::language::Language::ALL
                 .iter()
                 .map(|l| l.code())
                 .collect();

@@ -5,8 +5,8 @@
 //! reads back.
 
 use super::check::{AssertionKind, AssertionResult};
-use crate::agent::decision::Decision;
 use crate::agent::usage::Usage;
+use crate::agent::verdict::decision::Decision;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

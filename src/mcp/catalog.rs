@@ -247,7 +247,7 @@ mod tests {
                 provider_usd: None,
             },
             idk: false,
-            decision: crate::agent::decision::Decision::Answered,
+            decision: crate::agent::verdict::decision::Decision::Answered,
             model: "m".into(),
             retrieval: Default::default(),
         };

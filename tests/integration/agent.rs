@@ -9,16 +9,16 @@ use crate::provider::{
 use crate::util::{first_passage_id, write};
 use async_trait::async_trait;
 use crowdvision_agent::agent::answer::Agent;
-use crowdvision_agent::agent::decision::{
-    Decision, IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
-};
 use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
-use crowdvision_agent::agent::scope::TOPIC_QUESTION;
+use crowdvision_agent::agent::question::scope::TOPIC_QUESTION;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crowdvision_agent::agent::verdict::decision::{
+    Decision, IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
+};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;

@@ -5,8 +5,8 @@
 
 use crate::provider::{answer, tool_calls, usage, Reply, ScriptedProvider};
 use crate::util::{agent, first_passage_id, repo_root, stderr, stdout, write};
-use crowdvision_agent::agent::decision::IDK_MARKER;
 use crowdvision_agent::agent::tools::STANDARD_TOOL_NAMES;
+use crowdvision_agent::agent::verdict::decision::IDK_MARKER;
 use crowdvision_agent::eval::dataset;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,7 @@
 //! (written after the lexicon was settled). A question detected as no language counts as
 //! wrong.
 
-use crowdvision_agent::agent::language::{detect, Language};
+use crowdvision_agent::agent::question::language::{detect, Language};
 use std::collections::BTreeMap;
 
 type Questions = BTreeMap<String, Vec<String>>;

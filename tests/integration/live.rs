@@ -7,11 +7,11 @@
 use crate::provider::{answer, tool_calls, usage, ScriptedProvider};
 use crate::util::{agent, repo_root, stderr, stdout, write, Running};
 use crowdvision_agent::agent::answer::Agent;
-use crowdvision_agent::agent::decision::{Decision, IDK_MARKER};
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::live::LiveData;
 use crowdvision_agent::agent::tools::registry::{ToolOutcome, ToolRegistry};
 use crowdvision_agent::agent::tools::{register_live_tools, ToolContext};
+use crowdvision_agent::agent::verdict::decision::{Decision, IDK_MARKER};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::jwt::sign_hs256;

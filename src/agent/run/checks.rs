@@ -7,7 +7,7 @@
 //!
 //! - [`Rule::UnsupportedDocumentation`]: a documentation answer no passage supports;
 //! - [`Rule::MisstatedFigures`]: a documentation answer giving a figure otherwise than the
-//!   passages state it, after the re-ask about it ([`figures`](super::super::figures));
+//!   passages state it, after the re-ask about it ([`figures`](crate::agent::verdict::figures));
 //! - [`Rule::NoAmountGiven`]: a documentation answer to "how much", "how many" or a price
 //!   that states no number (the 1.5B model wrote that prices vary instead of not knowing);
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
@@ -18,14 +18,15 @@
 //! ([`staleness`]). Last, a library sentence (IDK, a refusal) is written in the question's
 //! language.
 
-use super::super::decision::{translated, Decision, IDK_MARKER};
-use super::super::grounding;
-use super::super::language;
-use super::super::links;
-use super::super::padding;
-use super::super::staleness;
 use super::super::usage::PriceTable;
 use super::gathered::Gathered;
+use crate::agent::phrases::translated;
+use crate::agent::question::language;
+use crate::agent::verdict::decision::{Decision, IDK_MARKER};
+use crate::agent::verdict::grounding;
+use crate::agent::verdict::links;
+use crate::agent::verdict::padding;
+use crate::agent::verdict::staleness;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
 use crate::contract::{AskResponse, RetrievalReport};
 
@@ -48,7 +49,7 @@ pub(super) struct CheckInputs<'a> {
     /// A documentation question under `REQUIRE_GROUNDED_ANSWERS`.
     pub needs_grounding: bool,
     pub require_grounded_answers: bool,
-    /// The answer gives a figure otherwise than the passages state it ([`figures`](super::super::figures)), as the
+    /// The answer gives a figure otherwise than the passages state it ([`figures`](crate::agent::verdict::figures)), as the
     /// loop found when the answer came; not judged again here.
     pub figures_misstated: bool,
     pub model: &'a str,

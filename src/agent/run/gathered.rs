@@ -1,12 +1,12 @@
 //! What an answer has gathered so far: usage, the trace, the passages a citation may point at,
 //! and what the live tools returned. Pure data with the small reads the rules make of it.
 
-use super::super::passages;
-use super::super::staleness;
 use super::super::tools::registry::ToolOutcome;
 use super::super::usage::{Cost, Usage};
 use super::SEARCH_DOCS;
 use crate::agent::llm::{ChatTurn, ToolCall};
+use crate::agent::verdict::passages;
+use crate::agent::verdict::staleness;
 use crate::citations::ChunkOrigin;
 use crate::contract::TraceEntry;
 use std::collections::HashMap;

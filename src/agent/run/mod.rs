@@ -44,23 +44,23 @@ pub use gathered::arguments_value;
 pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
 pub use turn::{LoopState, TurnVerdict};
 
-use super::clarify;
-use super::decision::REFUSAL;
-use super::decision::{
-    copies_a_passage_heading, describes_tools, without_copied_heading, Decision, IDK_MARKER,
-};
-use super::figures;
-use super::language;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
-use super::padding;
-use super::passages;
-use super::places::{self, KnownBuilding};
-use super::plan;
-use super::routing::{asks_for_history, route, Route};
-use super::scope::{asks_for_writing, parse_topic, Topic, TOPIC_QUESTION};
 use super::tools::registry::ToolOutcome;
 use super::usage::PriceTable;
-use super::window::{self, AskedWindow};
+use crate::agent::question::clarify;
+use crate::agent::question::language;
+use crate::agent::question::places::{self, KnownBuilding};
+use crate::agent::question::plan;
+use crate::agent::question::routing::{asks_for_history, route, Route};
+use crate::agent::question::scope::{asks_for_writing, parse_topic, Topic, TOPIC_QUESTION};
+use crate::agent::question::window::{self, AskedWindow};
+use crate::agent::verdict::decision::REFUSAL;
+use crate::agent::verdict::decision::{
+    copies_a_passage_heading, describes_tools, without_copied_heading, Decision, IDK_MARKER,
+};
+use crate::agent::verdict::figures;
+use crate::agent::verdict::padding;
+use crate::agent::verdict::passages;
 use crate::contract::{AskResponse, HistoryRole, Question};
 use checks::CheckInputs;
 use gathered::Gathered;
@@ -188,7 +188,7 @@ impl Purpose {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplyShape {
     Free,
-    /// The topic check's JSON ([`super::scope::response_schema`]).
+    /// The topic check's JSON ([`crate::agent::question::scope::response_schema`]).
     Topic,
     /// One `answer` field ([`ANSWER_FIELD_SCHEMA`]).
     AnswerField,

@@ -1,7 +1,7 @@
 //! What the library itself writes into a conversation: the system prompt, the two re-asks,
 //! and the `answer` field a re-asked reply is held to. Pure.
 
-use super::super::decision::{NO_ANSWER_CODE, OUT_OF_SCOPE_CODE};
+use crate::agent::verdict::decision::{NO_ANSWER_CODE, OUT_OF_SCOPE_CODE};
 use serde::Deserialize;
 use std::sync::LazyLock;
 
@@ -83,7 +83,7 @@ fn read_cut_answer_field(reply: &str) -> Option<String> {
 }
 
 /// Asked once, without tools, when an answer is in another language than the question.
-pub(super) fn answer_in(language: super::super::language::Language) -> String {
+pub(super) fn answer_in(language: crate::agent::question::language::Language) -> String {
     format!(
         "The question is in {0}. Write your answer again in {0}, in full sentences, with the \
          same facts, numbers and [^chunk_id] markers.",
@@ -94,8 +94,8 @@ pub(super) fn answer_in(language: super::super::language::Language) -> String {
 /// Asked once, without tools, when a documentation answer gives figures otherwise than the
 /// passages state them; each with the passage lines that hold it (a few, cut short).
 pub(super) fn state_figures_as_passages(
-    misstated: &[super::super::figures::Misstated],
-    asked_in: Option<super::super::language::Language>,
+    misstated: &[crate::agent::verdict::figures::Misstated],
+    asked_in: Option<crate::agent::question::language::Language>,
 ) -> String {
     const LINES_PER_FIGURE: usize = 3;
     const LINE_CHARS: usize = 200;
@@ -162,9 +162,13 @@ pub(super) fn state_figures_as_passages(
 /// passage's heading copied out (`decision::copies_a_passage_heading`). Told this after the
 /// question, the 0.5B model wrote an answer for 19 of 25 documentation questions it had
 /// answered with a heading; shown its draft, small models copy it again.
-pub(super) fn answer_in_sentences(asked_in: Option<super::super::language::Language>) -> String {
+pub(super) fn answer_in_sentences(
+    asked_in: Option<crate::agent::question::language::Language>,
+) -> String {
     let mut note = String::from("Answer the question from the passages, in full sentences.");
-    if let Some(language) = asked_in.filter(|l| *l != super::super::language::Language::English) {
+    if let Some(language) =
+        asked_in.filter(|l| *l != crate::agent::question::language::Language::English)
+    {
         note.push_str(&format!(" Write it in {}.", language.name()));
     }
     note
@@ -189,11 +193,11 @@ mod tests {
         );
         assert!(prompt.starts_with(&checked));
         assert!(
-            !prompt.contains(super::super::super::decision::NO_ANSWER_CODE),
+            !prompt.contains(crate::agent::verdict::decision::NO_ANSWER_CODE),
             "no answer is decided in code"
         );
-        assert!(!prompt.contains(super::super::super::decision::IDK_MARKER));
-        assert!(!prompt.contains(super::super::super::decision::REFUSAL_PREFIX));
+        assert!(!prompt.contains(crate::agent::verdict::decision::IDK_MARKER));
+        assert!(!prompt.contains(crate::agent::verdict::decision::REFUSAL_PREFIX));
         assert!(!prompt.contains('{'));
         assert!(prompt.contains("[^chunk_id]"));
     }

@@ -1,8 +1,8 @@
 //! One model turn read: the tools it asks for (within the hop and token limits) or its final
 //! text classified. Pure; [`super::AnswerRun`] applies the rest of the rules to it.
 
-use super::super::decision::{classify, library_text, Decision, IDK_MARKER};
 use super::super::llm::{ChatTurn, ToolCall};
+use crate::agent::verdict::decision::{classify, library_text, Decision, IDK_MARKER};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnVerdict {
@@ -139,9 +139,9 @@ mod budget_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::decision::REFUSAL_PREFIX;
     use crate::agent::llm::{FinishReason, Message};
     use crate::agent::usage::Usage;
+    use crate::agent::verdict::decision::REFUSAL_PREFIX;
 
     fn turn(message: Message) -> ChatTurn {
         ChatTurn {

@@ -2,9 +2,9 @@
 //! out. No HTTP, no model, no tools.
 
 use super::*;
-use crate::agent::decision::{READ_ONLY_REFUSAL, REFUSAL};
 use crate::agent::llm::FinishReason;
 use crate::agent::usage::Usage;
+use crate::agent::verdict::decision::{READ_ONLY_REFUSAL, REFUSAL};
 use crate::contract::HistoryMessage;
 use serde_json::json;
 

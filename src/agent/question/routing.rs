@@ -33,13 +33,9 @@ impl GreetingKind {
     pub fn reply(self) -> &'static str {
         match self {
             GreetingKind::Hello | GreetingKind::Capabilities => {
-                "Hello! I answer questions about CrowdVision: your buildings and rooms, live \
-                 occupancy and sensor readings, their history, and how the platform works \
-                 (setup, sensors, units, roles and troubleshooting). What would you like to know?"
+                crate::agent::phrases::ENGLISH.hello
             }
-            GreetingKind::Thanks => {
-                "You're welcome. Ask me any time about your buildings, rooms, occupancy or sensors."
-            }
+            GreetingKind::Thanks => crate::agent::phrases::ENGLISH.welcome,
         }
     }
 }

@@ -27,7 +27,8 @@ pub fn which_one(
     language: Option<Language>,
 ) -> String {
     let language = language.unwrap_or(Language::English);
-    let (opening, inside, or) = wording(language);
+    let phrases = crate::agent::phrases::phrases(language);
+    let (opening, inside, or) = (phrases.which_room, phrases.room_in, phrases.or);
     let options: Vec<String> = rooms
         .iter()
         .map(|room| {
@@ -48,48 +49,6 @@ pub fn which_one(
     };
     let name = rooms.first().map_or("", |room| room.name.as_str());
     format!("{}: {listed}?", opening.replace("{name}", name))
-}
-
-/// The question's opening (around `{name}`), the word between a room and its building, and
-/// the word before the last option.
-fn wording(language: Language) -> (&'static str, &'static str, &'static str) {
-    match language {
-        Language::English => (
-            "Several of your buildings have a {name}. Which one do you mean",
-            "in",
-            "or",
-        ),
-        Language::German => (
-            "Mehrere Ihrer Gebäude haben einen Raum {name}. Welchen meinen Sie",
-            "in",
-            "oder",
-        ),
-        Language::French => (
-            "Plusieurs de vos bâtiments ont une salle {name}. Laquelle voulez-vous dire",
-            "à",
-            "ou",
-        ),
-        Language::Spanish => (
-            "Varios de sus edificios tienen una sala {name}. ¿Cuál quiere decir",
-            "en",
-            "o",
-        ),
-        Language::Italian => (
-            "Diversi suoi edifici hanno una sala {name}. Quale intende",
-            "in",
-            "o",
-        ),
-        Language::Dutch => (
-            "Meerdere van uw gebouwen hebben een ruimte {name}. Welke bedoelt u",
-            "in",
-            "of",
-        ),
-        Language::Portuguese => (
-            "Vários dos seus edifícios têm uma sala {name}. Qual quer dizer",
-            "em",
-            "ou",
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 
 mod mentions;
 
-use super::grounding::{is_stopword, sentences, singular, strip_markers};
+use crate::agent::text::{is_stopword, sentences, singular, strip_markers};
 use mentions::{mentions, same, tokens, unit, Form, Mention, Token};
 
 /// A figure of the answer that no passage states as the answer does.

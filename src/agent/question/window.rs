@@ -8,8 +8,8 @@
 //! that window, not the library.
 
 use super::language::Language;
-use super::tools::live::MAX_WINDOW_DAYS;
 use super::words::words;
+use crate::agent::tools::live::MAX_WINDOW_DAYS;
 
 /// A span of time counted back from now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,42 +245,10 @@ impl Span {
 pub fn too_long_answer(span: Span, language: Option<Language>) -> String {
     let max = MAX_WINDOW_DAYS;
     let asked = span.days();
-    match language.unwrap_or(Language::English) {
-        Language::English => format!(
-            "A sensor history covers at most {max} days, and {asked} days were asked for, so no \
-             readings were returned. Ask for the last {max} days or a shorter window instead."
-        ),
-        Language::German => format!(
-            "Ein Sensorverlauf umfasst höchstens {max} Tage; angefragt waren {asked} Tage, daher \
-             wurden keine Messwerte abgerufen. Fragen Sie stattdessen nach den letzten {max} \
-             Tagen oder einem kürzeren Zeitraum."
-        ),
-        Language::French => format!(
-            "Un historique de capteur couvre au plus {max} jours ; {asked} jours ont été \
-             demandés, donc aucune mesure n'a été renvoyée. Demandez plutôt les {max} derniers \
-             jours ou une période plus courte."
-        ),
-        Language::Spanish => format!(
-            "Un historial de sensor abarca como máximo {max} días y se pidieron {asked} días, así \
-             que no se devolvió ninguna lectura. Pida en su lugar los últimos {max} días o un \
-             periodo más corto."
-        ),
-        Language::Italian => format!(
-            "Uno storico dei sensori copre al massimo {max} giorni e ne sono stati chiesti \
-             {asked}, quindi non è stata restituita alcuna lettura. Chieda invece gli ultimi \
-             {max} giorni o un periodo più breve."
-        ),
-        Language::Dutch => format!(
-            "Een sensorgeschiedenis beslaat hoogstens {max} dagen en er werden {asked} dagen \
-             gevraagd, dus er zijn geen metingen teruggegeven. Vraag in plaats daarvan naar de \
-             laatste {max} dagen of een kortere periode."
-        ),
-        Language::Portuguese => format!(
-            "Um histórico de sensor abrange no máximo {max} dias e foram pedidos {asked} dias, \
-             por isso nenhuma leitura foi devolvida. Peça antes os últimos {max} dias ou um \
-             período mais curto."
-        ),
-    }
+    crate::agent::phrases::phrases(language.unwrap_or(Language::English))
+        .window_too_long
+        .replace("{max}", &max.to_string())
+        .replace("{asked}", &asked.to_string())
 }
 
 #[cfg(test)]
@@ -387,7 +355,7 @@ mod tests {
         for language in Language::ALL {
             let answer = too_long_answer(fortnight, Some(language));
             assert!(answer.contains(" 7 ") && answer.contains("14"), "{answer}");
-            let detected = crate::agent::language::detect(&answer);
+            let detected = crate::agent::question::language::detect(&answer);
             assert_eq!(detected, Some(language), "{answer}");
         }
     }

@@ -6,8 +6,8 @@
 //! a three-day-old humidity reading. Such an answer gets one sentence added, in the question's
 //! language, saying how old the reading is.
 
-use super::grounding::{read_number, strip_markers};
-use super::language::Language;
+use crate::agent::question::language::Language;
+use crate::agent::text::{read_number, strip_markers};
 use serde_json::Value;
 
 /// A reading a tool returned marked stale.
@@ -113,37 +113,8 @@ fn age_sentence(age_minutes: u64, language: Language) -> String {
         m if m >= 2 * 60 => (m / 60, 1),
         m => (m, 2),
     };
-    // [days, hours, minutes] and the sentence around "{age}".
-    let (units, sentence): ([&str; 3], &str) = match language {
-        Language::English => (
-            ["days", "hours", "minutes"],
-            "This reading is {age} old and may not be current.",
-        ),
-        Language::German => (
-            ["Tage", "Stunden", "Minuten"],
-            "Dieser Messwert ist {age} alt und womöglich nicht mehr aktuell.",
-        ),
-        Language::French => (
-            ["jours", "heures", "minutes"],
-            "Cette mesure date d'il y a {age} et n'est peut-être plus actuelle.",
-        ),
-        Language::Spanish => (
-            ["días", "horas", "minutos"],
-            "Esta lectura es de hace {age} y puede no estar actualizada.",
-        ),
-        Language::Italian => (
-            ["giorni", "ore", "minuti"],
-            "Questa lettura risale a {age} fa e potrebbe non essere attuale.",
-        ),
-        Language::Dutch => (
-            ["dagen", "uur", "minuten"],
-            "Deze meting is {age} oud en mogelijk niet meer actueel.",
-        ),
-        Language::Portuguese => (
-            ["dias", "horas", "minutos"],
-            "Esta leitura é de há {age} e pode não estar atualizada.",
-        ),
-    };
+    let phrases = crate::agent::phrases::phrases(language);
+    let (units, sentence) = (phrases.age_units, phrases.reading_age);
     sentence.replace("{age}", &format!("{count} {}", units[unit]))
 }
 

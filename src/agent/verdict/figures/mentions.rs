@@ -1,7 +1,7 @@
 //! Figures read out of text: numbers with the form a text gives them (a point, a bound, one
 //! end of a range) and their unit, in the languages the agent answers in. Pure.
 
-use super::super::grounding::{read_number, singular};
+use crate::agent::text::{read_number, singular};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

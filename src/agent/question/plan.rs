@@ -168,7 +168,7 @@ fn one_place(named: &NamedPlaces) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::places::{KnownBuilding, KnownRoom};
+    use crate::agent::question::places::{KnownBuilding, KnownRoom};
 
     fn hq() -> KnownBuilding {
         KnownBuilding {

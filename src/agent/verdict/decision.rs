@@ -12,24 +12,21 @@
 //! - The loop running out of hops → `tool_loop_exhausted` (decided by the loop, not the text).
 //! - Anything else → `answered` (greetings included).
 
-use super::language::Language;
+use crate::agent::phrases;
 use serde::{Deserialize, Serialize};
 
 /// The exact reply for an in-scope question the available information cannot answer.
-pub const IDK_MARKER: &str = "I don't know based on the available CrowdVision information.";
+pub const IDK_MARKER: &str = phrases::ENGLISH.idk;
 
 /// How every scoped refusal begins.
 pub const REFUSAL_PREFIX: &str = "I can only help with CrowdVision";
 
 /// The refusal the library writes for an off-topic request.
-pub const REFUSAL: &str = "I can only help with CrowdVision: buildings, rooms, occupancy, \
-     sensors and how the platform works.";
+pub const REFUSAL: &str = phrases::ENGLISH.refusal;
 
 /// The refusal the library writes for a request to do something (book, change, switch): the
 /// assistant only reads.
-pub const READ_ONLY_REFUSAL: &str = "I can only help with CrowdVision by reading its data: I \
-     cannot book rooms, change settings or control devices. I can tell you about your buildings, \
-     rooms, occupancy and sensors.";
+pub const READ_ONLY_REFUSAL: &str = phrases::ENGLISH.read_only_refusal;
 
 /// What the model writes when the passages and tool results do not answer the question.
 pub const NO_ANSWER_CODE: &str = "NO_ANSWER";
@@ -86,73 +83,6 @@ pub fn library_text(decision: Decision) -> Option<&'static str> {
         Decision::Answered | Decision::ToolLoopExhausted | Decision::BudgetExhausted => None,
     }
 }
-
-/// A library sentence ([`IDK_MARKER`], [`REFUSAL`], [`READ_ONLY_REFUSAL`]) in `language`;
-/// `None` for any other text, or for English.
-pub fn translated(sentence: &str, language: Language) -> Option<&'static str> {
-    let row = LIBRARY_SENTENCES
-        .iter()
-        .find(|row| row[0] == sentence.trim())?;
-    let column = match language {
-        Language::English => return None,
-        Language::German => 1,
-        Language::French => 2,
-        Language::Spanish => 3,
-        Language::Italian => 4,
-        Language::Dutch => 5,
-        Language::Portuguese => 6,
-    };
-    Some(row[column])
-}
-
-/// Each library sentence: English, German, French, Spanish, Italian, Dutch, Portuguese.
-const LIBRARY_SENTENCES: [[&str; 7]; 3] = [
-    [
-        IDK_MARKER,
-        "Das weiß ich anhand der verfügbaren CrowdVision-Informationen nicht.",
-        "Je ne le sais pas d'après les informations CrowdVision disponibles.",
-        "No lo sé con la información de CrowdVision disponible.",
-        "Non lo so in base alle informazioni CrowdVision disponibili.",
-        "Dat weet ik niet op basis van de beschikbare CrowdVision-informatie.",
-        "Não sei com base nas informações do CrowdVision disponíveis.",
-    ],
-    [
-        REFUSAL,
-        "Ich kann nur bei CrowdVision helfen: Gebäude, Räume, Belegung, Sensoren und wie die \
-         Plattform funktioniert.",
-        "Je ne peux aider que pour CrowdVision : bâtiments, salles, occupation, capteurs et \
-         fonctionnement de la plateforme.",
-        "Solo puedo ayudar con CrowdVision: edificios, salas, ocupación, sensores y el \
-         funcionamiento de la plataforma.",
-        "Posso aiutare solo con CrowdVision: edifici, stanze, occupazione, sensori e il \
-         funzionamento della piattaforma.",
-        "Ik kan alleen helpen met CrowdVision: gebouwen, ruimtes, bezetting, sensoren en hoe \
-         het platform werkt.",
-        "Só posso ajudar com o CrowdVision: edifícios, salas, ocupação, sensores e o \
-         funcionamento da plataforma.",
-    ],
-    [
-        READ_ONLY_REFUSAL,
-        "Ich kann bei CrowdVision nur Daten lesen: Ich kann keine Räume buchen, keine \
-         Einstellungen ändern und keine Geräte steuern. Ich kann Ihnen etwas über Ihre Gebäude, \
-         Räume, Belegung und Sensoren sagen.",
-        "Je ne peux aider pour CrowdVision qu'en lisant ses données : je ne peux pas réserver \
-         de salles, modifier des réglages ni piloter des appareils. Je peux vous renseigner sur \
-         vos bâtiments, salles, l'occupation et les capteurs.",
-        "Solo puedo ayudar con CrowdVision leyendo sus datos: no puedo reservar salas, cambiar \
-         ajustes ni controlar dispositivos. Puedo informarle sobre sus edificios, salas, \
-         ocupación y sensores.",
-        "Posso aiutare con CrowdVision solo leggendo i suoi dati: non posso prenotare stanze, \
-         cambiare impostazioni o comandare dispositivi. Posso parlarle dei suoi edifici, \
-         stanze, occupazione e sensori.",
-        "Ik kan alleen helpen met CrowdVision door de gegevens te lezen: ik kan geen ruimtes \
-         boeken, instellingen wijzigen of apparaten bedienen. Ik kan u vertellen over uw \
-         gebouwen, ruimtes, bezetting en sensoren.",
-        "Só posso ajudar com o CrowdVision lendo os seus dados: não posso reservar salas, \
-         alterar definições nem controlar dispositivos. Posso falar-lhe dos seus edifícios, \
-         salas, ocupação e sensores.",
-    ],
-];
 
 /// Holds back the start of a streamed turn while it may still be a code, so that a client sees
 /// the library's sentence and never the code. Text that turns out not to be one is passed on.
@@ -337,26 +267,6 @@ mod tests {
         );
         assert_eq!(
             without_copied_heading("[^ca31ef8dfcd2] (user/sensor-co2.md › CO2 sensors) # CO2 sensors CO2 sensors measure …"),
-            None
-        );
-    }
-
-    #[test]
-    fn library_sentences_exist_in_every_language() {
-        for sentence in [IDK_MARKER, REFUSAL, READ_ONLY_REFUSAL] {
-            assert_eq!(translated(sentence, Language::English), None);
-            for language in Language::ALL.into_iter().skip(1) {
-                let text = translated(sentence, language).unwrap();
-                assert_ne!(text, sentence);
-                assert_eq!(
-                    super::super::language::detect(text),
-                    Some(language),
-                    "{text}"
-                );
-            }
-        }
-        assert_eq!(
-            translated("Room hq-101 has 6 people.", Language::German),
             None
         );
     }

@@ -12,89 +12,13 @@
 //! - [`subject_returned`]: whether what a live question asks about ("how many elevators", "what
 //!   is the Wi-Fi password") is anywhere in what the tools returned.
 
-use super::words::words;
+use crate::agent::question::words::words;
+use crate::agent::text::{is_stopword, lowercase, read_number, sentences, singular, strip_markers};
 use crate::citations;
 
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or
 /// this many content words.
 const MIN_SHARED_WORDS: usize = 2;
-
-const STOPWORDS: &[&str] = &[
-    "about",
-    "after",
-    "also",
-    "another",
-    "because",
-    "been",
-    "before",
-    "being",
-    "both",
-    "could",
-    "does",
-    "each",
-    "from",
-    "have",
-    "here",
-    "into",
-    "just",
-    "like",
-    "more",
-    "most",
-    "much",
-    "only",
-    "other",
-    "over",
-    "same",
-    "should",
-    "some",
-    "such",
-    "than",
-    "that",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "under",
-    "very",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "will",
-    "with",
-    "would",
-    "your",
-    "yours",
-    "answer",
-    "passage",
-    "passages",
-    "crowdvision",
-    "oder",
-    "eine",
-    "einer",
-    "einem",
-    "einen",
-    "sind",
-    "wird",
-    "werden",
-    "nicht",
-    "auch",
-    "dass",
-    "wenn",
-    "dans",
-    "pour",
-    "avec",
-    "sont",
-    "elle",
-    "leur",
-    "cette",
-];
 
 /// `answer` with a marker after each sentence a passage supports, or `None` when no sentence is
 /// supported. `passages` are (chunk id, text), in retrieval order (earlier wins a tie).
@@ -355,15 +279,6 @@ pub fn states_a_number(answer: &str) -> bool {
     })
 }
 
-/// A crude English plural folded to its singular (`zebras` → `zebra`), enough for overlap: the
-/// stem must keep `min_stem` letters (`ppm` stays) and not end in `s` itself (`class`).
-pub(super) fn singular(word: &str, min_stem: usize) -> &str {
-    match word.strip_suffix('s') {
-        Some(stem) if stem.chars().count() >= min_stem && !stem.ends_with('s') => stem,
-        _ => word,
-    }
-}
-
 /// `402` states the `402.0` of a result, and `20.2` a `20.23` (a figure written shorter).
 fn same_figure(stated: &str, known: &str) -> bool {
     let equal_values = matches!(
@@ -371,74 +286,6 @@ fn same_figure(stated: &str, known: &str) -> bool {
         (Ok(a), Ok(b)) if a == b
     );
     stated == known || equal_values || (stated.contains('.') && known.starts_with(stated))
-}
-
-/// A number as written, in one form: commas before groups of three digits are thousands
-/// separators (`1,000` → 1000), any other comma is a decimal comma (`20,2` → 20.2).
-pub(super) fn read_number(token: &str) -> String {
-    let mut parts = token.split(',');
-    let mut number = parts.next().unwrap_or_default().to_string();
-    for part in parts {
-        let thousands = part.len() >= 3 && part[..3].chars().all(|c| c.is_ascii_digit());
-        if !thousands {
-            number.push('.');
-        }
-        number.push_str(part);
-    }
-    number
-}
-
-/// `text` without its markers, whose ids would otherwise count as terms.
-pub(super) fn strip_markers(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut kept_from = 0;
-    for (range, _) in citations::markers(text) {
-        out.push_str(&text[kept_from..range.start]);
-        kept_from = range.end;
-    }
-    out.push_str(&text[kept_from..]);
-    out
-}
-
-/// The sentences of `text`, each with its trailing whitespace, covering all of it. A full stop
-/// between digits (`20.2`) does not end a sentence.
-pub(super) fn sentences(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let after = i + c.len_utf8();
-        // Markers right after the full stop belong to the sentence they end.
-        let markers = match c {
-            '.' | '!' | '?' => citations::leading_markers(&text[after..]),
-            _ => 0,
-        };
-        let next = text[after + markers..].chars().next();
-        let ends = match c {
-            '\n' => true,
-            '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
-            _ => false,
-        };
-        if ends {
-            while chars.peek().is_some_and(|&(j, _)| j < after + markers) {
-                chars.next();
-            }
-            let mut end = after + markers;
-            while let Some(&(j, n)) = chars.peek() {
-                if !n.is_whitespace() {
-                    break;
-                }
-                end = j + n.len_utf8();
-                chars.next();
-            }
-            parts.push(&text[start..end]);
-            start = end;
-        }
-    }
-    if start < text.len() {
-        parts.push(&text[start..]);
-    }
-    parts
 }
 
 #[derive(Debug, Default)]
@@ -575,21 +422,6 @@ fn terms(text: &str) -> Terms {
     found.words.sort_unstable();
     found.words.dedup();
     found
-}
-
-/// `word` in lower case, copied only when it has capitals.
-fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
-    if word.chars().any(char::is_uppercase) {
-        std::borrow::Cow::Owned(word.to_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(word)
-    }
-}
-
-pub(super) fn is_stopword(word: &str) -> bool {
-    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
-        std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
-    SET.contains(word)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 //! questions (ten off-topic, eight in scope) correctly. It is a short request (about 230
 //! prompt tokens) with a reply of a dozen tokens.
 
-use super::decision::{READ_ONLY_REFUSAL, REFUSAL};
 use super::words::{contains_phrase, words};
+use crate::agent::verdict::decision::{READ_ONLY_REFUSAL, REFUSAL};
 use serde::Deserialize;
 
 /// Asked after the conversation; the reply is held to [`response_schema`].

@@ -1,0 +1,281 @@
+//! Every sentence the library writes to a user itself, in every language it answers in: one
+//! [`Phrases`] per language, so that a new sentence cannot be added in one language and
+//! forgotten in another (the struct has no optional field). Prompts to the model are not here:
+//! they are written in English whatever the question's language (`run::prompts`).
+
+use super::question::language::Language;
+
+/// The sentences of one language. Templates hold their placeholders in braces.
+#[derive(Debug)]
+pub struct Phrases {
+    /// An in-scope question the available information cannot answer.
+    pub idk: &'static str,
+    /// An off-topic request.
+    pub refusal: &'static str,
+    /// A request to do something (book, change, switch): the assistant only reads.
+    pub read_only_refusal: &'static str,
+    /// The reply to a greeting or to "what can you do?".
+    pub hello: &'static str,
+    /// The reply to thanks or goodbye.
+    pub welcome: &'static str,
+    /// A room name several buildings have: the question's opening around `{name}`…
+    pub which_room: &'static str,
+    /// … the word between a room and its building …
+    pub room_in: &'static str,
+    /// … and the word before the last option.
+    pub or: &'static str,
+    /// A history window longer than one call covers: `{max}` days at most, `{asked}` asked.
+    pub window_too_long: &'static str,
+    /// A stale reading's age, said after its value: `{age}` is a count and a unit.
+    pub reading_age: &'static str,
+    /// The units of `{age}`: days, hours, minutes.
+    pub age_units: [&'static str; 3],
+}
+
+/// The sentences in `language`.
+pub fn phrases(language: Language) -> &'static Phrases {
+    match language {
+        Language::English => &ENGLISH,
+        Language::German => &GERMAN,
+        Language::French => &FRENCH,
+        Language::Spanish => &SPANISH,
+        Language::Italian => &ITALIAN,
+        Language::Dutch => &DUTCH,
+        Language::Portuguese => &PORTUGUESE,
+    }
+}
+
+/// A fixed sentence of the library (IDK, the refusals, the greeting replies) written in
+/// English, in `language`; `None` for any other text, or for English.
+pub fn translated(sentence: &str, language: Language) -> Option<&'static str> {
+    if language == Language::English {
+        return None;
+    }
+    let fixed = |p: &'static Phrases| [p.idk, p.refusal, p.read_only_refusal, p.hello, p.welcome];
+    let index = fixed(&ENGLISH)
+        .iter()
+        .position(|english| *english == sentence.trim())?;
+    Some(fixed(phrases(language))[index])
+}
+
+/// The English sentences, which the library's constants (`IDK_MARKER`, `REFUSAL`) are.
+pub const ENGLISH: Phrases = Phrases {
+    idk: "I don't know based on the available CrowdVision information.",
+    refusal: "I can only help with CrowdVision: buildings, rooms, occupancy, sensors and how the \
+              platform works.",
+    read_only_refusal: "I can only help with CrowdVision by reading its data: I cannot book \
+                        rooms, change settings or control devices. I can tell you about your \
+                        buildings, rooms, occupancy and sensors.",
+    hello: "Hello! I answer questions about CrowdVision: your buildings and rooms, live \
+            occupancy and sensor readings, their history, and how the platform works (setup, \
+            sensors, units, roles and troubleshooting). What would you like to know?",
+    welcome: "You're welcome. Ask me any time about your buildings, rooms, occupancy or sensors.",
+    which_room: "Several of your buildings have a {name}. Which one do you mean",
+    room_in: "in",
+    or: "or",
+    window_too_long: "A sensor history covers at most {max} days, and {asked} days were asked \
+                      for, so no readings were returned. Ask for the last {max} days or a \
+                      shorter window instead.",
+    reading_age: "This reading is {age} old and may not be current.",
+    age_units: ["days", "hours", "minutes"],
+};
+
+const GERMAN: Phrases = Phrases {
+    idk: "Das weiß ich anhand der verfügbaren CrowdVision-Informationen nicht.",
+    refusal: "Ich kann nur bei CrowdVision helfen: Gebäude, Räume, Belegung, Sensoren und wie \
+              die Plattform funktioniert.",
+    read_only_refusal: "Ich kann bei CrowdVision nur Daten lesen: Ich kann keine Räume buchen, \
+                        keine Einstellungen ändern und keine Geräte steuern. Ich kann Ihnen \
+                        etwas über Ihre Gebäude, Räume, Belegung und Sensoren sagen.",
+    hello: "Hallo! Ich beantworte Fragen zu CrowdVision: Ihre Gebäude und Räume, die aktuelle \
+            Belegung und Sensorwerte, deren Verlauf und wie die Plattform funktioniert \
+            (Einrichtung, Sensoren, Einheiten, Rollen und Fehlerbehebung). Was möchten Sie \
+            wissen?",
+    welcome: "Gern geschehen. Fragen Sie mich jederzeit zu Ihren Gebäuden, Räumen, zur Belegung \
+              oder zu Sensoren.",
+    which_room: "Mehrere Ihrer Gebäude haben einen Raum {name}. Welchen meinen Sie",
+    room_in: "in",
+    or: "oder",
+    window_too_long: "Ein Sensorverlauf umfasst höchstens {max} Tage; angefragt waren {asked} \
+                      Tage, daher wurden keine Messwerte abgerufen. Fragen Sie stattdessen nach \
+                      den letzten {max} Tagen oder einem kürzeren Zeitraum.",
+    reading_age: "Dieser Messwert ist {age} alt und womöglich nicht mehr aktuell.",
+    age_units: ["Tage", "Stunden", "Minuten"],
+};
+
+const FRENCH: Phrases = Phrases {
+    idk: "Je ne le sais pas d'après les informations CrowdVision disponibles.",
+    refusal: "Je ne peux aider que pour CrowdVision : bâtiments, salles, occupation, capteurs \
+              et fonctionnement de la plateforme.",
+    read_only_refusal: "Je ne peux aider pour CrowdVision qu'en lisant ses données : je ne peux \
+                        pas réserver de salles, modifier des réglages ni piloter des appareils. \
+                        Je peux vous renseigner sur vos bâtiments, salles, l'occupation et les \
+                        capteurs.",
+    hello: "Bonjour ! Je réponds aux questions sur CrowdVision : vos bâtiments et salles, \
+            l'occupation et les mesures des capteurs en direct, leur historique et le \
+            fonctionnement de la plateforme (installation, capteurs, unités, rôles et \
+            dépannage). Que voulez-vous savoir ?",
+    welcome: "Je vous en prie. Interrogez-moi quand vous voulez sur vos bâtiments, salles, \
+              l'occupation ou les capteurs.",
+    which_room: "Plusieurs de vos bâtiments ont une salle {name}. Laquelle voulez-vous dire",
+    room_in: "à",
+    or: "ou",
+    window_too_long: "Un historique de capteur couvre au plus {max} jours ; {asked} jours ont \
+                      été demandés, donc aucune mesure n'a été renvoyée. Demandez plutôt les \
+                      {max} derniers jours ou une période plus courte.",
+    reading_age: "Cette mesure date d'il y a {age} et n'est peut-être plus actuelle.",
+    age_units: ["jours", "heures", "minutes"],
+};
+
+const SPANISH: Phrases = Phrases {
+    idk: "No lo sé con la información de CrowdVision disponible.",
+    refusal: "Solo puedo ayudar con CrowdVision: edificios, salas, ocupación, sensores y el \
+              funcionamiento de la plataforma.",
+    read_only_refusal: "Solo puedo ayudar con CrowdVision leyendo sus datos: no puedo reservar \
+                        salas, cambiar ajustes ni controlar dispositivos. Puedo informarle sobre \
+                        sus edificios, salas, ocupación y sensores.",
+    hello: "¡Hola! Respondo preguntas sobre CrowdVision: sus edificios y salas, la ocupación y \
+            las lecturas de los sensores en directo, su historial y el funcionamiento de la \
+            plataforma (instalación, sensores, unidades, roles y resolución de problemas). ¿Qué \
+            le gustaría saber?",
+    welcome: "De nada. Pregúnteme cuando quiera sobre sus edificios, salas, ocupación o \
+              sensores.",
+    which_room: "Varios de sus edificios tienen una sala {name}. ¿Cuál quiere decir",
+    room_in: "en",
+    or: "o",
+    window_too_long: "Un historial de sensor abarca como máximo {max} días y se pidieron \
+                      {asked} días, así que no se devolvió ninguna lectura. Pida en su lugar los \
+                      últimos {max} días o un periodo más corto.",
+    reading_age: "Esta lectura es de hace {age} y puede no estar actualizada.",
+    age_units: ["días", "horas", "minutos"],
+};
+
+const ITALIAN: Phrases = Phrases {
+    idk: "Non lo so in base alle informazioni CrowdVision disponibili.",
+    refusal: "Posso aiutare solo con CrowdVision: edifici, stanze, occupazione, sensori e il \
+              funzionamento della piattaforma.",
+    read_only_refusal: "Posso aiutare con CrowdVision solo leggendo i suoi dati: non posso \
+                        prenotare stanze, cambiare impostazioni o comandare dispositivi. Posso \
+                        parlarle dei suoi edifici, stanze, occupazione e sensori.",
+    hello: "Ciao! Rispondo a domande su CrowdVision: i suoi edifici e le stanze, l'occupazione \
+            e le letture dei sensori in tempo reale, il loro storico e il funzionamento della \
+            piattaforma (installazione, sensori, unità, ruoli e risoluzione dei problemi). Cosa \
+            vorrebbe sapere?",
+    welcome: "Prego. Mi chieda quando vuole dei suoi edifici, stanze, occupazione o sensori.",
+    which_room: "Diversi suoi edifici hanno una sala {name}. Quale intende",
+    room_in: "in",
+    or: "o",
+    window_too_long: "Uno storico dei sensori copre al massimo {max} giorni e ne sono stati \
+                      chiesti {asked}, quindi non è stata restituita alcuna lettura. Chieda \
+                      invece gli ultimi {max} giorni o un periodo più breve.",
+    reading_age: "Questa lettura risale a {age} fa e potrebbe non essere attuale.",
+    age_units: ["giorni", "ore", "minuti"],
+};
+
+const DUTCH: Phrases = Phrases {
+    idk: "Dat weet ik niet op basis van de beschikbare CrowdVision-informatie.",
+    refusal: "Ik kan alleen helpen met CrowdVision: gebouwen, ruimtes, bezetting, sensoren en \
+              hoe het platform werkt.",
+    read_only_refusal: "Ik kan alleen helpen met CrowdVision door de gegevens te lezen: ik kan \
+                        geen ruimtes boeken, instellingen wijzigen of apparaten bedienen. Ik kan \
+                        u vertellen over uw gebouwen, ruimtes, bezetting en sensoren.",
+    hello: "Hallo! Ik beantwoord vragen over CrowdVision: uw gebouwen en ruimtes, de actuele \
+            bezetting en sensormetingen, hun geschiedenis en hoe het platform werkt \
+            (installatie, sensoren, eenheden, rollen en probleemoplossing). Wat wilt u weten?",
+    welcome: "Graag gedaan. Vraag me altijd naar uw gebouwen, ruimtes, bezetting of sensoren.",
+    which_room: "Meerdere van uw gebouwen hebben een ruimte {name}. Welke bedoelt u",
+    room_in: "in",
+    or: "of",
+    window_too_long: "Een sensorgeschiedenis beslaat hoogstens {max} dagen en er werden {asked} \
+                      dagen gevraagd, dus er zijn geen metingen teruggegeven. Vraag in plaats \
+                      daarvan naar de laatste {max} dagen of een kortere periode.",
+    reading_age: "Deze meting is {age} oud en mogelijk niet meer actueel.",
+    age_units: ["dagen", "uur", "minuten"],
+};
+
+const PORTUGUESE: Phrases = Phrases {
+    idk: "Não sei com base nas informações do CrowdVision disponíveis.",
+    refusal: "Só posso ajudar com o CrowdVision: edifícios, salas, ocupação, sensores e o \
+              funcionamento da plataforma.",
+    read_only_refusal: "Só posso ajudar com o CrowdVision lendo os seus dados: não posso \
+                        reservar salas, alterar definições nem controlar dispositivos. Posso \
+                        falar-lhe dos seus edifícios, salas, ocupação e sensores.",
+    hello: "Olá! Respondo a perguntas sobre o CrowdVision: os seus edifícios e salas, a \
+            ocupação e as leituras dos sensores em direto, o seu histórico e o funcionamento da \
+            plataforma (instalação, sensores, unidades, funções e resolução de problemas). O \
+            que gostaria de saber?",
+    welcome: "De nada. Pergunte-me quando quiser sobre os seus edifícios, salas, ocupação ou \
+              sensores.",
+    which_room: "Vários dos seus edifícios têm uma sala {name}. Qual quer dizer",
+    room_in: "em",
+    or: "ou",
+    window_too_long: "Um histórico de sensor abrange no máximo {max} dias e foram pedidos \
+                      {asked} dias, por isso nenhuma leitura foi devolvida. Peça antes os \
+                      últimos {max} dias ou um período mais curto.",
+    reading_age: "Esta leitura é de há {age} e pode não estar atualizada.",
+    age_units: ["dias", "horas", "minutos"],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each phrase of each language: written, with the placeholders its English one has, and
+    /// not left in English.
+    #[test]
+    fn every_phrase_exists_in_every_language() {
+        let fields = |p: &'static Phrases| {
+            [
+                ("idk", p.idk),
+                ("refusal", p.refusal),
+                ("read_only_refusal", p.read_only_refusal),
+                ("hello", p.hello),
+                ("welcome", p.welcome),
+                ("which_room", p.which_room),
+                ("room_in", p.room_in),
+                ("or", p.or),
+                ("window_too_long", p.window_too_long),
+                ("reading_age", p.reading_age),
+                ("age_units", p.age_units[0]),
+                ("age_units", p.age_units[1]),
+                ("age_units", p.age_units[2]),
+            ]
+        };
+        for language in Language::ALL {
+            for ((name, text), (_, english)) in
+                fields(phrases(language)).into_iter().zip(fields(&ENGLISH))
+            {
+                assert!(!text.trim().is_empty(), "{language:?} {name}");
+                for placeholder in ["{name}", "{max}", "{asked}", "{age}"] {
+                    assert_eq!(
+                        text.contains(placeholder),
+                        english.contains(placeholder),
+                        "{language:?} {name} {placeholder}"
+                    );
+                }
+                if language != Language::English && text.split_whitespace().count() > 3 {
+                    assert_ne!(text, english, "{language:?} {name} is English");
+                    assert_eq!(
+                        crate::agent::question::language::detect(text),
+                        Some(language),
+                        "{language:?} {name}: {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_sentences_translate_and_others_do_not() {
+        assert_eq!(translated(ENGLISH.idk, Language::German), Some(GERMAN.idk));
+        assert_eq!(
+            translated(ENGLISH.hello, Language::French),
+            Some(FRENCH.hello)
+        );
+        assert_eq!(translated(ENGLISH.idk, Language::English), None);
+        assert_eq!(
+            translated("Room hq-201 holds 6 people.", Language::German),
+            None
+        );
+    }
+}
