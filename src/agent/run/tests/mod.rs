@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::agent::llm::FinishReason;
+use crate::agent::question::scope::TOPIC_QUESTION;
 use crate::agent::usage::Usage;
-use crate::agent::verdict::decision::{READ_ONLY_REFUSAL, REFUSAL};
-use crate::contract::HistoryMessage;
+use crate::agent::verdict::decision::{IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL};
+use crate::contract::{HistoryMessage, HistoryRole};
 use serde_json::json;
 
 mod answer_loop;
