@@ -12,13 +12,10 @@ use crowdvision_agent::agent::answer::Agent;
 use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
-use crowdvision_agent::agent::question::scope::TOPIC_QUESTION;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
-use crowdvision_agent::agent::verdict::decision::{
-    Decision, IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
-};
+use crowdvision_agent::agent::verdict::decision::{Decision, IDK_MARKER, REFUSAL, REFUSAL_PREFIX};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
@@ -39,13 +36,13 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const DIM: usize = 64;
+pub(crate) const DIM: usize = 64;
 
 /// A tool for the loop tests: echoes, fails on "fail", and can meet another call at a barrier
 /// (which only works when both run at once).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EchoArgs {
+pub(crate) struct EchoArgs {
     text: String,
     #[serde(default)]
     meet: bool,
@@ -53,7 +50,7 @@ struct EchoArgs {
     then_sleep_ms: u64,
 }
 
-struct Echo {
+pub(crate) struct Echo {
     barrier: Arc<tokio::sync::Barrier>,
 }
 
@@ -82,16 +79,16 @@ impl Tool for Echo {
     }
 }
 
-struct Fixture {
-    provider: ScriptedProvider,
-    agent: Agent,
-    retriever: Arc<Retriever>,
+pub(crate) struct Fixture {
+    pub(crate) provider: ScriptedProvider,
+    pub(crate) agent: Agent,
+    pub(crate) retriever: Arc<Retriever>,
     _dir: tempfile::TempDir,
 }
 
 /// Two public pages in an embedded store, `search_docs` and `echo`, and an agent pointed at a
 /// scripted provider playing `replies`. `extra` settings override the defaults.
-async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
+pub(crate) async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
     let provider = ScriptedProvider::start(replies).await;
     let dir = tempfile::tempdir().unwrap();
     write(
@@ -168,18 +165,18 @@ async fn fixture(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Fixture {
     }
 }
 
-fn staff() -> Caller {
+pub(crate) fn staff() -> Caller {
     Caller::minted(
         AuthUser::from_claims(r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#)
             .unwrap(),
     )
 }
 
-fn admin() -> Caller {
+pub(crate) fn admin() -> Caller {
     Caller::minted(AuthUser::from_claims(r#"{"sub":"a","roles":["admin"]}"#).unwrap())
 }
 
-async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentError> {
+pub(crate) async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentError> {
     fixture
         .agent
         .answer(&Question::new(question), &staff(), None)
@@ -187,7 +184,7 @@ async fn ask(fixture: &Fixture, question: &str) -> Result<AskResponse, AgentErro
 }
 
 /// The chunk id `search_docs` returns first for `query`.
-async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
+pub(crate) async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
     let results = retriever
         .search(query, &staff().user, None, SearchMode::Hybrid)
         .await
@@ -196,7 +193,7 @@ async fn first_chunk_id(retriever: &Retriever, query: &str) -> String {
 }
 
 /// The names of the tools a request offered the model, in order.
-fn offered_tools(request: &Value) -> Vec<String> {
+pub(crate) fn offered_tools(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
         .unwrap()
@@ -207,11 +204,11 @@ fn offered_tools(request: &Value) -> Vec<String> {
 
 /// Whether a request lets the model call no tool: none sent, or a list sent only to keep the
 /// provider's prompt cache, with `tool_choice: none`.
-fn offers_no_tool(request: &Value) -> bool {
+pub(crate) fn offers_no_tool(request: &Value) -> bool {
     request.get("tools").is_none() || request["tool_choice"] == "none"
 }
 
-fn messages(request: &Value) -> &Vec<Value> {
+pub(crate) fn messages(request: &Value) -> &Vec<Value> {
     request["messages"].as_array().unwrap()
 }
 
@@ -763,238 +760,6 @@ async fn top_k_of_the_request_reaches_search_docs_and_history_precedes_the_quest
     assert_eq!(result.matches("[^").count(), 1, "one passage: {result}");
 }
 
-// ---------------------------------------------------------------------------------------------
-// The `ask` command against the scripted provider
-
-fn ask_command(
-    dir: &std::path::Path,
-    url: &str,
-    provider: &ScriptedProvider,
-) -> std::process::Command {
-    let mut command = crate::util::agent(dir);
-    command
-        .env("DATABASE_URL", url)
-        .env("LLM_BASE_URL", &provider.url)
-        .env("OPENROUTER_API_KEY", "test-key")
-        .env("EMBEDDING_PROVIDER", "local")
-        .env("REQUIRE_AUTH", "false")
-        .env("REQUIRE_GROUNDED_ANSWERS", "false");
-    command
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn ask_json_prints_the_whole_response_object() {
-    let (dir, url) = crate::search::open_and_staff_pages();
-    let provider = ScriptedProvider::start(vec![tool_calls(
-        &[("c1", "search_docs", r#"{"query":"zebra"}"#)],
-        usage(20, 4),
-    )])
-    .await;
-    provider.then_forever(answer(
-        "The lobby has a zebra display [^nope].",
-        usage(30, 8),
-    ));
-    let mut command = ask_command(dir.path(), &url, &provider);
-    command.args(["ask", "What is in the lobby?", "--json"]);
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
-    assert!(output.status.success(), "{}", crate::util::stderr(&output));
-    let body: Value = serde_json::from_str(&crate::util::stdout(&output)).unwrap();
-    for field in [
-        "answer",
-        "citations",
-        "trace",
-        "usage",
-        "cost",
-        "idk",
-        "decision",
-        "model",
-        "retrieval",
-    ] {
-        assert!(body.get(field).is_some(), "{field} missing from {body}");
-    }
-    // The invented marker is gone; the library attributed the sentence to the lobby page.
-    let shown = body["answer"].as_str().unwrap();
-    assert!(
-        shown.starts_with("The lobby has a zebra display.[^"),
-        "{shown}"
-    );
-    assert_eq!(body["citations"][0]["attributed"], true);
-    assert_eq!(body["retrieval"]["hallucinated_citations"], 1);
-    assert!(!crate::util::stdout(&output).contains("nope"));
-    assert_eq!(body["decision"], "answered");
-    assert_eq!(body["usage"]["total_tokens"], 62);
-    assert_eq!(body["trace"][0]["tool"], "search_docs");
-    // Anonymous: the staff page is filtered out inside the search.
-    assert_eq!(body["trace"][0]["summary"], "1 passages from 1 pages");
-    assert_eq!(provider.requests().len(), 2);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn ask_stream_prints_tokens_as_they_arrive() {
-    use std::io::Read;
-    let (dir, url) = crate::search::open_and_staff_pages();
-    let pieces = ["Zebras ", "are ", "in ", "the ", "lobby."];
-    let provider = ScriptedProvider::start(vec![streamed_answer(
-        &pieces,
-        usage(5, 5),
-        Duration::from_millis(300),
-    )])
-    .await;
-    let mut command = ask_command(dir.path(), &url, &provider);
-    command
-        .args(["ask", "Where are zebras?", "--stream"])
-        .stdout(std::process::Stdio::piped());
-    // Record when each piece of output arrives.
-    let arrivals = tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let mut child = command.spawn().unwrap();
-        let mut stdout = child.stdout.take().unwrap();
-        let mut arrivals = Vec::new();
-        let mut buffer = [0u8; 256];
-        loop {
-            let n = stdout.read(&mut buffer).unwrap();
-            if n == 0 {
-                break;
-            }
-            arrivals.push((
-                started.elapsed(),
-                String::from_utf8_lossy(&buffer[..n]).into_owned(),
-            ));
-        }
-        assert!(child.wait().unwrap().success());
-        arrivals
-    })
-    .await
-    .unwrap();
-    let text: String = arrivals.iter().map(|(_, t)| t.as_str()).collect();
-    // The streamed text, then the sources the library attributed it to.
-    assert!(text.starts_with("Zebras are in the lobby.\n"), "{text}");
-    assert!(
-        text.contains("Sources:") && text.contains("open.md"),
-        "{text}"
-    );
-    // The pieces are 300 ms apart: streamed output arrives in several reads spread over time,
-    // the first well before the last.
-    assert!(arrivals.len() >= 3, "{arrivals:?}");
-    let spread = arrivals.last().unwrap().0 - arrivals[0].0;
-    assert!(spread >= Duration::from_millis(900), "{arrivals:?}");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn ask_without_a_key_is_a_configuration_error() {
-    let (dir, url) = crate::search::open_and_staff_pages();
-    let mut command = crate::util::agent(dir.path());
-    command
-        .env("DATABASE_URL", &url)
-        .env("REQUIRE_AUTH", "false")
-        .args(["ask", "anything"]);
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(crate::util::stderr(&output).contains("OPENROUTER_API_KEY"));
-}
-
-/// Sends SIGINT to a child process, as Ctrl-C in its terminal would.
-fn interrupt(child: &std::process::Child) {
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn chat_remembers_the_conversation_and_ctrl_c_cancels_only_the_answer() {
-    use std::io::Write as _;
-    let (dir, url) = crate::search::open_and_staff_pages();
-    let provider = ScriptedProvider::start(vec![
-        streamed_answer(
-            &["Zebras live ", "in the lobby."],
-            usage(10, 5),
-            Duration::ZERO,
-        ),
-        Reply::Hang(Duration::from_secs(60)),
-        streamed_answer(&["Still ", "the lobby."], usage(20, 5), Duration::ZERO),
-    ])
-    .await;
-    let history_file = dir.path().join("history.txt");
-    let mut command = ask_command(dir.path(), &url, &provider);
-    command
-        .args(["chat", "--history"])
-        .arg(&history_file)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let wait_for_requests = |n: usize| {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while provider.requests().len() < n {
-            assert!(Instant::now() < deadline, "the chat never sent request {n}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    writeln!(stdin, "Where are the zebras?").unwrap();
-    wait_for_requests(1);
-    writeln!(stdin, "This one hangs").unwrap();
-    wait_for_requests(2);
-    std::thread::sleep(Duration::from_millis(200));
-    interrupt(&child);
-    writeln!(stdin, "And now?").unwrap();
-    wait_for_requests(3);
-    writeln!(stdin, "/cost").unwrap();
-    writeln!(stdin, "/trace").unwrap();
-    writeln!(stdin, "/reset").unwrap();
-    drop(stdin); // Ctrl-D
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
-    let out = crate::util::stdout(&output);
-    assert!(
-        output.status.success(),
-        "{out}\n{}",
-        crate::util::stderr(&output)
-    );
-    assert!(out.contains("Zebras live in the lobby."), "{out}");
-    assert!(out.contains("(cancelled)"), "{out}");
-    assert!(out.contains("Still the lobby."), "{out}");
-    assert!(
-        out.contains("2 answers · tokens 30 in + 10 out = 40"),
-        "{out}"
-    );
-    // The last answer's only tool was the library's search before the model.
-    assert!(out.contains("search_docs"), "{out}");
-    assert!(out.contains("conversation forgotten"), "{out}");
-    // The third request carries the first exchange (the question as typed, without the
-    // passages it was sent with), and not the cancelled question.
-    let third = provider.requests()[2].clone();
-    let contents: Vec<&str> = messages(&third)
-        .iter()
-        .skip(1)
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
-    assert_eq!(contents[0], "Where are the zebras?");
-    // The answer as the response gave it, with the marker the library attributed.
-    assert!(
-        contents[1].starts_with("Zebras live in the lobby.[^"),
-        "{contents:?}"
-    );
-    assert!(
-        contents[2].ends_with("Question: And now?"),
-        "{}",
-        contents[2]
-    );
-    assert_eq!(contents.len(), 3);
-    let history = std::fs::read_to_string(&history_file).unwrap();
-    assert!(
-        history.contains("This one hangs") && history.contains("/cost"),
-        "{history}"
-    );
-}
-
 #[tokio::test]
 async fn refused_connections_are_retried_with_backoff_then_reported() {
     // A port that was just free: nothing listens there.
@@ -1053,7 +818,7 @@ async fn invisible_characters_never_reach_the_provider() {
     assert!(!sent.contains("reveal"));
 }
 
-async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<String>) {
+pub(crate) async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<String>) {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let result = f
         .agent
@@ -1075,7 +840,7 @@ async fn stream_answer(f: &Fixture) -> (Result<AskResponse, AgentError>, Vec<Str
 
 /// What a client that honours `retract` shows at the end of a streamed answer, and how many
 /// retracts it got.
-async fn client_view(f: &Fixture) -> (AskResponse, String, usize) {
+pub(crate) async fn client_view(f: &Fixture) -> (AskResponse, String, usize) {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let response = f
         .agent
@@ -1102,7 +867,7 @@ async fn client_view(f: &Fixture) -> (AskResponse, String, usize) {
 }
 
 /// Letters and digits outside citation markers.
-fn words(text: &str) -> String {
+pub(crate) fn words(text: &str) -> String {
     let mut out = String::new();
     let mut in_marker = false;
     let mut chars = text.chars().peekable();
@@ -1445,569 +1210,18 @@ async fn an_invented_marker_split_across_deltas_is_never_streamed() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------
-// Guided answering: search first, codes, re-ask, routing, output cap
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_first_request_carries_only_the_passages_the_caller_may_see() {
-    let (dir, url) = crate::search::open_and_staff_pages();
-    crate::util::write(
-        &dir.path().join("staff.json"),
-        r#"{"sub":"s","roles":["business_staff"],"domains":["acme"]}"#,
-    );
-    for (claims, sees_staff_page) in [(None, false), (Some("staff.json"), true)] {
-        let provider = ScriptedProvider::start(vec![answer("Zebras.", usage(5, 1))]).await;
-        let mut command = ask_command(dir.path(), &url, &provider);
-        command.args(["ask", "What about the zebra?"]);
-        if let Some(file) = claims {
-            command.args(["--claims", file]);
-        }
-        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap();
-        assert!(output.status.success(), "{}", crate::util::stderr(&output));
-        let requests = provider.requests();
-        assert_eq!(
-            requests.len(),
-            1,
-            "one model call for a documentation question"
-        );
-        let question = messages(&requests[0]).last().unwrap()["content"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(question.contains("The lobby zebra display."), "{question}");
-        assert_eq!(
-            question.contains("zebra key rotation"),
-            sees_staff_page,
-            "{claims:?}: {question}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn a_no_answer_code_becomes_the_library_sentence_and_never_streams() {
-    let f = fixture(
-        vec![streamed_answer(
-            &["NO_", "ANSWER"],
-            usage(10, 2),
-            Duration::ZERO,
-        )],
-        &[],
-    )
-    .await;
-    let (response, tokens) = stream_answer(&f).await;
-    let response = response.unwrap();
-    let streamed = tokens.concat();
-    assert_eq!(response.decision, Decision::Idk);
-    assert_eq!(response.answer, IDK_MARKER);
-    assert_eq!(streamed, IDK_MARKER);
-    assert!(response.citations.is_empty());
-}
-
-#[tokio::test]
-async fn a_refusal_after_tool_data_is_asked_once_more_from_the_results() {
-    let f = fixture(
-        vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
-            answer("OUT_OF_SCOPE", usage(10, 2)),
-            answer("There are 6 people.", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    let response = ask(
-        &f,
-        "How many people are in room hq-101 of building acme-hq?",
-    )
-    .await
-    .unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    assert_eq!(response.answer, "There are 6 people.");
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 3);
-    let last = messages(&requests[2]).last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(last.contains("tool results above"), "{last}");
-
-    // Refusing again is not an answer: it is recorded as idk, and there is no third ask.
-    let f = fixture(
-        vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
-            answer("OUT_OF_SCOPE", usage(10, 2)),
-            answer("OUT_OF_SCOPE", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    let response = ask(
-        &f,
-        "How many people are in room hq-101 of building acme-hq?",
-    )
-    .await
-    .unwrap();
-    assert_eq!(response.decision, Decision::Idk);
-    assert_eq!(f.provider.requests().len(), 3);
-}
-
-#[tokio::test]
-async fn an_answer_that_describes_tools_is_asked_again_without_tools_then_is_idk() {
-    let describing = "To find it, call `search_docs` with the query \"co2\".";
-    let f = fixture(
-        vec![
-            answer(describing, usage(10, 2)),
-            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
-            answer(describing, usage(10, 2)),
-            answer("Call `echo` to learn it.", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    assert!(response.answer.starts_with("The CO2 alarm is at 1000 ppm."));
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 2);
-    assert!(offers_no_tool(&requests[1]), "the re-ask offers no tool");
-    // The list of the call before it, kept for the provider's prompt cache.
-    assert_eq!(requests[1]["tool_choice"], "none");
-    assert_eq!(requests[1]["tools"], requests[0]["tools"]);
-    let last = messages(&requests[1]).last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(last.contains("Do not explain which tool to call"), "{last}");
-    // Held to an answer field; a reply that ignores it is read as it is.
-    assert_eq!(
-        requests[1]["response_format"]["json_schema"]["name"],
-        "answer"
-    );
-
-    // Describing tools twice is no answer: idk, and no third call.
-    let again = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert_eq!(again.decision, Decision::Idk);
-    assert_eq!(again.answer, IDK_MARKER);
-    assert_eq!(f.provider.requests().len(), 4);
-}
-
-#[tokio::test]
-async fn without_a_stable_tool_prefix_a_re_ask_is_sent_no_tools() {
-    let describing = "To find it, call `search_docs` with the query \"co2\".";
-    let f = fixture(
-        vec![
-            answer(describing, usage(10, 2)),
-            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
-        ],
-        &[("STABLE_TOOL_PREFIX", "false")],
-    )
-    .await;
-    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 2);
-    assert!(requests[0].get("tools").is_some());
-    assert!(requests[1].get("tools").is_none());
-    assert!(requests[1].get("tool_choice").is_none());
-}
-
-/// How qwen2.5-coder-0.5b answers after a tool result: its call written back as JSON text.
-const ECHOED_CALL: &str = r#"{"name": "echo", "arguments": {"text": "hi"}}"#;
-
-#[tokio::test]
-async fn the_re_ask_after_a_tool_describing_answer_is_held_to_an_answer_field() {
-    let f = fixture(
-        vec![
-            streamed_answer(&[ECHOED_CALL], usage(10, 2), Duration::ZERO),
-            answer(
-                r#"{"answer": "Humidity is reported in percent."}"#,
-                usage(10, 4),
-            ),
-        ],
-        &[],
-    )
-    .await;
-    let (result, tokens) = stream_answer(&f).await;
-    let response = result.unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    assert!(
-        response
-            .answer
-            .starts_with("Humidity is reported in percent."),
-        "{}",
-        response.answer
-    );
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 2);
-    assert!(requests[0].get("response_format").is_none());
-    let format = &requests[1]["response_format"];
-    assert_eq!(format["type"], "json_schema", "{format}");
-    assert_eq!(format["json_schema"]["name"], "answer");
-    assert_eq!(
-        format["json_schema"]["schema"]["required"],
-        json!(["answer"])
-    );
-    assert!(offers_no_tool(&requests[1]), "the re-ask offers no tool");
-    // The reader is shown the answer (with its attributed marker), not the JSON it came in.
-    let shown = tokens.concat();
-    assert!(shown.ends_with(&response.answer), "{shown}");
-    assert!(!shown.contains(r#""answer""#), "{shown}");
-}
-
-#[tokio::test]
-async fn a_provider_that_refuses_the_answer_field_is_asked_the_same_without_it() {
-    let f = fixture(
-        vec![
-            answer(ECHOED_CALL, usage(10, 2)),
-            Reply::Status {
-                status: 400,
-                retry_after: None,
-            },
-            answer("Humidity is reported in percent.", usage(10, 4)),
-        ],
-        &[],
-    )
-    .await;
-    let response = ask(&f, "How is humidity reported?").await.unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    assert!(response
-        .answer
-        .starts_with("Humidity is reported in percent."));
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 3);
-    assert!(requests[1].get("response_format").is_some());
-    assert!(requests[2].get("response_format").is_none());
-    assert!(offers_no_tool(&requests[2]));
-}
-
-#[tokio::test]
-async fn a_search_the_library_already_ran_is_not_run_again_and_the_model_answers_without_tools() {
-    let question = "What is the CO2 alarm threshold?";
-    let f = fixture(
-        vec![
-            tool_calls(
-                &[(
-                    "c1",
-                    "search_docs",
-                    r#"{"query":"what is the  CO2 alarm threshold "}"#,
-                )],
-                usage(10, 2),
-            ),
-            answer("The CO2 alarm is at 1000 ppm.", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    let response = ask(&f, question).await.unwrap();
-    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
-    assert!(response.answer.starts_with("The CO2 alarm is at 1000 ppm."));
-    let searches = response
-        .trace
-        .iter()
-        .filter(|t| t.tool == "search_docs")
-        .count();
-    assert_eq!(
-        searches, 1,
-        "only the library's search before the first call"
-    );
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 2);
-    assert_eq!(offered_tools(&requests[0]), ["search_docs"]);
-    assert!(offers_no_tool(&requests[1]), "asked again without tools");
-    // The repeated call is answered with what the library's search returned, without running
-    // it again.
-    let first = messages(&requests[0]);
-    let second = messages(&requests[1]);
-    assert_eq!(second.len(), first.len() + 2);
-    assert_eq!(
-        second[first.len()]["tool_calls"][0]["function"]["name"],
-        "search_docs"
-    );
-    let repeated = second.last().unwrap();
-    assert_eq!(repeated["role"], "tool");
-    assert!(
-        repeated["content"].as_str().unwrap().contains("1000 ppm"),
-        "{repeated}"
-    );
-
-    // A search with other words is a new search: it runs.
-    let f2 = fixture(
-        vec![
-            tool_calls(
-                &[("c1", "search_docs", r#"{"query":"humidity sensors"}"#)],
-                usage(10, 2),
-            ),
-            answer("Relative humidity in percent.", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    let other = ask(&f2, question).await.unwrap();
-    let searches = other
-        .trace
-        .iter()
-        .filter(|t| t.tool == "search_docs")
-        .count();
-    assert_eq!(searches, 2);
-}
-
-#[tokio::test]
-async fn a_request_to_book_or_change_something_gets_the_read_only_refusal() {
-    let f = fixture(vec![answer("Booked!", usage(10, 2))], &[]).await;
-    f.provider.set_topic("booking_or_changing_something");
-    let declined = ask(&f, "Can you book the board room for me tomorrow at 10?")
-        .await
-        .unwrap();
-    assert_eq!(declined.decision, Decision::Declined);
-    assert_eq!(declined.answer, READ_ONLY_REFUSAL);
-    assert!(declined.answer.starts_with(REFUSAL_PREFIX));
-    assert!(f.provider.requests().is_empty(), "no answer call");
-}
-
-#[tokio::test]
-async fn a_named_room_offers_only_live_tools_first_and_requires_one() {
-    let f = fixture(
-        vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"6"}"#)], usage(10, 2)),
-            answer("6 people.", usage(10, 2)),
-            answer("Poor from 1000 ppm.", usage(10, 2)),
-        ],
-        &[("MAX_OUTPUT_TOKENS", "321")],
-    )
-    .await;
-    let live = ask(
-        &f,
-        "How many people are in room hq-101 of building acme-hq right now?",
-    )
-    .await
-    .unwrap();
-    assert!(
-        live.trace.iter().all(|t| t.tool != "search_docs"),
-        "no search first"
-    );
-    let requests = f.provider.requests();
-    assert_eq!(offered_tools(&requests[0]), ["echo"]);
-    assert_eq!(requests[0]["tool_choice"], "required");
-    // After the first hop every tool is offered again and the model chooses.
-    assert_eq!(offered_tools(&requests[1]), ["search_docs", "echo"]);
-    assert!(requests[1].get("tool_choice").is_none());
-
-    // A documentation question: searched first, its passages in the request, only a further
-    // search offered on the first call, nothing required.
-    ask(&f, "From which CO2 level is the air poor?")
-        .await
-        .unwrap();
-    let docs = &f.provider.requests()[2];
-    assert_eq!(offered_tools(docs), ["search_docs"]);
-    assert!(docs.get("tool_choice").is_none());
-    // The output cap is sent with every request.
-    assert!(f.provider.requests().iter().all(|r| r["max_tokens"] == 321));
-}
-
-#[tokio::test]
-async fn a_documentation_answer_no_passage_supports_is_idk() {
-    let f = fixture(
-        vec![
-            answer("Bananas are yellow and sweet.", usage(10, 2)),
-            answer("The alarm is at 1000 ppm.", usage(10, 2)),
-        ],
-        &[("REQUIRE_GROUNDED_ANSWERS", "true")],
-    )
-    .await;
-    let invented = ask(&f, "What colour are the meeting room walls?")
-        .await
-        .unwrap();
-    assert_eq!(invented.decision, Decision::Idk);
-    assert_eq!(invented.answer, IDK_MARKER);
-    assert!(invented.citations.is_empty());
-    let grounded = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert_eq!(grounded.decision, Decision::Answered);
-    assert_eq!(grounded.citations[0].source, "co2.md");
-    assert!(grounded.citations[0].attributed);
-}
-
-#[tokio::test]
-async fn a_live_answer_whose_every_figure_is_new_is_idk() {
-    let f = fixture(
-        vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
-            answer("Room hq-101 has 9 people.", usage(10, 2)),
-            tool_calls(&[("c2", "echo", r#"{"text":"6 people"}"#)], usage(10, 2)),
-            answer(
-                "Room hq-101 has 6 people, half of its 12 seats.",
-                usage(10, 2),
-            ),
-        ],
-        &[("REQUIRE_GROUNDED_ANSWERS", "true")],
-    )
-    .await;
-    let question = "How many people are in room hq-101 of building acme-hq?";
-    let invented = ask(&f, question).await.unwrap();
-    assert_eq!(invented.decision, Decision::Idk, "{}", invented.answer);
-    assert_eq!(invented.answer, IDK_MARKER);
-    let grounded = ask(&f, question).await.unwrap();
-    assert_eq!(grounded.decision, Decision::Answered);
-    assert!(grounded.answer.contains("6 people"));
-}
-
-#[tokio::test]
-async fn a_model_marker_its_passage_does_not_support_is_flagged_and_kept() {
-    let f = fixture(Vec::new(), &[]).await;
-    let co2 = first_chunk_id(&f.retriever, "CO2 alarm threshold").await;
-    f.provider.then_forever(answer(
-        &format!("Bananas are yellow.[^{co2}] The CO2 alarm is at 1000 ppm.[^{co2}]"),
-        usage(10, 2),
-    ));
-    let response = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert_eq!(response.decision, Decision::Answered);
-    assert_eq!(response.retrieval.unsupported_citations, vec![co2.clone()]);
-    assert!(!response.citations[0].attributed);
-    assert!(response.answer.contains(&format!("yellow.[^{co2}]")));
-
-    f.provider.then_forever(answer(
-        &format!("The CO2 alarm is at 1000 ppm.[^{co2}]"),
-        usage(10, 2),
-    ));
-    let supported = ask(&f, "What is the CO2 alarm threshold?").await.unwrap();
-    assert!(supported.retrieval.unsupported_citations.is_empty());
-}
-
-#[tokio::test]
-async fn an_off_topic_request_is_declined_by_its_typed_topic_without_an_answer_call() {
-    let f = fixture(vec![answer("Roses are red.", usage(10, 2))], &[]).await;
-    f.provider.set_topic("poem_story_or_other_writing");
-    // Not "write me a poem": a request for writing with a writing verb is declined by rule,
-    // before the topic check (below).
-    let declined = ask(&f, "I would like some verses about the sea")
-        .await
-        .unwrap();
-    assert_eq!(declined.decision, Decision::Declined);
-    assert_eq!(declined.answer, REFUSAL);
-    assert!(f.provider.requests().is_empty(), "no answer call");
-    assert!(
-        declined.trace.is_empty(),
-        "no search for an off-topic request"
-    );
-
-    // The check is the question alone (no passages), held to the topic schema; it is sent the
-    // tool list of the answer call after it, for the prompt cache, with `tool_choice: none`.
-    let checks = f.provider.topic_checks();
-    assert_eq!(checks.len(), 1);
-    let sent = messages(&checks[0]);
-    assert_eq!(sent.len(), 3);
-    assert_eq!(sent[0]["role"], "system");
-    assert_eq!(
-        sent[1]["content"],
-        "Question: I would like some verses about the sea"
-    );
-    assert_eq!(sent[2]["content"], TOPIC_QUESTION);
-    assert_eq!(offered_tools(&checks[0]), vec!["search_docs"]);
-    assert_eq!(checks[0]["tool_choice"], "none");
-    let topics = &checks[0]["response_format"]["json_schema"]["schema"]["properties"]["topic"];
-    assert!(topics["enum"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("indoor_air_or_sensors")));
-
-    // In scope: the answer call goes ahead, with the passages.
-    f.provider.set_topic("indoor_air_or_sensors");
-    let answered = ask(&f, "Is there a poem on the CO2 page?").await.unwrap();
-    assert_eq!(answered.decision, Decision::Answered);
-    assert_eq!(answered.answer, "Roses are red.");
-    let answer_call = messages(&f.provider.requests()[0]).clone();
-    assert!(answer_call[1]["content"].as_str().unwrap().contains("[^"));
-
-    // A live question is not checked (its tools decide), nor is anything with the check off.
-    let live = fixture(
-        vec![
-            tool_calls(&[("c1", "echo", r#"{"text":"6"}"#)], usage(10, 2)),
-            answer("6 people.", usage(10, 2)),
-        ],
-        &[],
-    )
-    .await;
-    live.provider.set_topic("maths");
-    let counted = ask(
-        &live,
-        "How many people are in room hq-101 of building acme-hq right now?",
-    )
-    .await
-    .unwrap();
-    assert_eq!(counted.decision, Decision::Answered);
-    assert!(live.provider.topic_checks().is_empty());
-    let off = fixture(
-        vec![answer("Roses are red.", usage(10, 2))],
-        &[("SCOPE_CHECK", "false")],
-    )
-    .await;
-    off.provider.set_topic("poem_story_or_other_writing");
-    let unchecked = ask(&off, "Write me a poem about the sea").await.unwrap();
-    assert_eq!(unchecked.answer, "Roses are red.");
-    assert!(off.provider.topic_checks().is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn every_ask_answer_is_kept_in_the_history_which_lists_shows_and_searches() {
-    let (dir, url) = crate::search::open_and_staff_pages();
-    let provider = ScriptedProvider::start(vec![
-        answer("The lobby has a zebra display.", usage(30, 8)),
-        answer("Humidity is best between 40 and 60 %.", usage(20, 6)),
-    ])
-    .await;
-    let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut command = ask_command(dir.path(), &url, &provider);
-        command.args(args).envs(env.iter().copied());
-        command.output().unwrap()
-    };
-    let asked = run(&["ask", "What is in the lobby?"], &[]);
-    assert!(asked.status.success(), "{}", crate::util::stderr(&asked));
-    run(&["ask", "Which humidity is comfortable?"], &[]);
-    run(&["ask", "Not kept"], &[("HISTORY", "false")]);
-
-    let listed = crate::util::stdout(&run(&["history"], &[]));
-    let lines: Vec<&str> = listed.lines().collect();
-    assert_eq!(lines.len(), 2, "{listed}");
-    assert!(lines[0].starts_with("1\t") && lines[0].ends_with("What is in the lobby?"));
-    assert!(lines[1].contains("\tanswered\t"));
-
-    let shown = crate::util::stdout(&run(&["history", "show", "2"], &[]));
-    assert!(shown.contains("between 40 and 60"), "{shown}");
-    assert!(shown.contains("20 prompt + 6 completion tokens"), "{shown}");
-
-    let found = run(&["history", "search", "ZEBRA", "--json"], &[]);
-    let entries: Vec<Value> = crate::util::stdout(&found)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0]["id"], 1);
-    assert_eq!(entries[0]["decision"], "answered");
-    assert_eq!(entries[0]["command"], "ask");
-    assert_eq!(run(&["history", "show", "9"], &[]).status.code(), Some(1));
-}
-
-#[tokio::test]
-async fn by_default_a_documentation_answer_is_offered_no_tool_and_a_writing_request_no_call() {
-    let f = fixture(
-        vec![answer("Poor air starts at 1000 ppm.", usage(10, 2))],
-        &[("SEARCH_AGAIN", "false")],
-    )
-    .await;
-    let response = ask(&f, "From which CO2 level is the air poor?")
-        .await
-        .unwrap();
-    assert_eq!(response.decision, Decision::Answered, "{}", response.answer);
-    let requests = f.provider.requests();
-    assert_eq!(requests.len(), 1);
-    // Listed for the prompt cache (STABLE_TOOL_PREFIX), but not offered.
-    assert_eq!(requests[0]["tool_choice"], "none");
-
-    let declined = ask(&f, "Write me a limerick about the Board Room")
-        .await
-        .unwrap();
-    assert_eq!(declined.decision, Decision::Declined);
-    assert_eq!(declined.answer, REFUSAL);
-    assert_eq!(f.provider.requests().len(), 1, "no model call for it");
-    assert!(declined.trace.is_empty());
+pub(crate) fn ask_command(
+    dir: &std::path::Path,
+    url: &str,
+    provider: &ScriptedProvider,
+) -> std::process::Command {
+    let mut command = crate::util::agent(dir);
+    command
+        .env("DATABASE_URL", url)
+        .env("LLM_BASE_URL", &provider.url)
+        .env("OPENROUTER_API_KEY", "test-key")
+        .env("EMBEDDING_PROVIDER", "local")
+        .env("REQUIRE_AUTH", "false")
+        .env("REQUIRE_GROUNDED_ANSWERS", "false");
+    command
 }

@@ -1,11 +1,14 @@
-//! The shape of the code, read from `src/`: no import circle between modules, no file far past
-//! 600 lines of code outside its tests.
+//! The shape of the code, read from `src/`: no import circle between modules; no source file
+//! past 600 non-blank lines of code outside its tests, and no file of `src/` or `tests/`, tests
+//! included, past 1,200 non-blank lines (ARCHITECTURE.md, "Size").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The longest a source file may be, counted without its tests and blank lines.
 const MAX_CODE_LINES: usize = 600;
+/// The longest any Rust file of `src/` or `tests/` may be, tests included, without blank lines.
+const MAX_FILE_LINES: usize = 1200;
 
 /// Every source file of the library and binary, by module path (`agent::run`, `cli::ask`).
 fn modules() -> BTreeMap<String, PathBuf> {
@@ -36,11 +39,36 @@ fn modules() -> BTreeMap<String, PathBuf> {
     found
 }
 
-/// The text of a file before its test module.
+/// The text of a file without its inline test modules (`#[cfg(test)]` then `mod name {`, up
+/// to the closing brace rustfmt puts alone at the start of a line). A `mod tests;`
+/// declaration is not one: its file is counted on its own.
 fn code_of(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
-    text[..end].to_string()
+    strip_test_modules(&std::fs::read_to_string(path).unwrap())
+}
+
+fn strip_test_modules(text: &str) -> String {
+    let mut kept = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let opens_tests = line.trim() == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.starts_with("mod ") && next.trim_end().ends_with('{'));
+        if opens_tests {
+            for inner in lines.by_ref() {
+                if inner == "}" {
+                    break;
+                }
+            }
+        } else {
+            kept.push(line);
+        }
+    }
+    kept.join("\n")
+}
+
+fn non_blank_lines(text: &str) -> usize {
+    text.lines().filter(|line| !line.trim().is_empty()).count()
 }
 
 /// Paths named in `code`: every `crate::…` and `super::…`, with `use` groups expanded.
@@ -232,17 +260,11 @@ fn the_config_module_imports_nothing_above_it() {
 }
 
 #[test]
-fn no_source_file_is_far_past_600_lines_of_code() {
+fn no_source_file_is_past_600_lines_of_code() {
     let long: Vec<String> = modules()
         .iter()
         .filter(|(module, _)| !is_test_module(module))
-        .map(|(_, path)| {
-            let lines = code_of(path)
-                .lines()
-                .filter(|line| !line.trim().is_empty())
-                .count();
-            (path, lines)
-        })
+        .map(|(_, path)| (path, non_blank_lines(&code_of(path))))
         .filter(|(_, lines)| *lines > MAX_CODE_LINES)
         .map(|(path, lines)| format!("{}: {lines}", path.display()))
         .collect();
@@ -250,6 +272,44 @@ fn no_source_file_is_far_past_600_lines_of_code() {
         long.is_empty(),
         "files past {MAX_CODE_LINES} lines of code: {long:?}"
     );
+}
+
+#[test]
+fn no_file_is_past_1200_lines_tests_included() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pending = vec![root.join("src"), root.join("tests")];
+    let mut long = Vec::new();
+    let mut seen = 0;
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                seen += 1;
+                let lines = non_blank_lines(&std::fs::read_to_string(&path).unwrap());
+                if lines > MAX_FILE_LINES {
+                    long.push(format!("{}: {lines}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(seen > 100, "the files were found: {seen}");
+    assert!(
+        long.is_empty(),
+        "files past {MAX_FILE_LINES} lines: {long:?}"
+    );
+}
+
+#[test]
+fn test_modules_are_left_out_and_declarations_are_not() {
+    let text = "fn a() {}\n\n#[cfg(test)]\nmod tests;\n\nfn b() {}\n\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+    let code = strip_test_modules(text);
+    assert!(code.contains("fn b()"), "{code}");
+    assert!(code.contains("mod tests;"), "{code}");
+    assert!(!code.contains("fn t()"), "{code}");
+    let after = "#[cfg(test)]\nmod budget_tests {\n    fn t() {}\n}\n\nfn after() {}\n";
+    assert!(strip_test_modules(after).contains("fn after()"));
 }
 
 #[test]

@@ -7,6 +7,8 @@
 
 mod abuse;
 mod agent;
+mod agent_cli;
+mod agent_guided;
 mod architecture;
 mod cli;
 mod corpus;
