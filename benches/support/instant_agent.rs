@@ -32,9 +32,7 @@ struct DocsArgs {
 #[async_trait]
 impl Tool for InstantDocs {
     type Args = DocsArgs;
-    fn name(&self) -> &'static str {
-        "search_docs"
-    }
+    const NAME: &'static str = "search_docs";
     fn description(&self) -> &'static str {
         "Search the CrowdVision documentation."
     }

@@ -1,6 +1,8 @@
 //! What a page may draw from a tool result: a sensor's history as a series, occupancy against
 //! capacity as bars. Pure; read from the result the caller was given, nothing added.
 
+use crate::agent::tools::live::{GetOccupancy, GetRoom, GetSensorHistory};
+use crate::agent::tools::Tool;
 use crate::contract::{Chart, RoomLoad, SeriesPoint};
 use serde_json::Value;
 
@@ -10,9 +12,9 @@ const MAX_POINTS: usize = 500;
 /// The chart of `tool`'s result, `None` for tools that have none or results without data.
 pub fn from_result(tool: &str, content: &Value) -> Option<Chart> {
     match tool {
-        "get_sensor_history" => series(content),
-        "get_occupancy" => occupancy(content["rooms"].as_array()?, content),
-        "get_room" => {
+        GetSensorHistory::NAME => series(content),
+        GetOccupancy::NAME => occupancy(content["rooms"].as_array()?, content),
+        GetRoom::NAME => {
             let room = &content["occupancy"];
             room.get("count")?;
             occupancy(std::slice::from_ref(room), content)

@@ -17,7 +17,7 @@ mod sources;
 #[cfg(test)]
 mod tests;
 
-pub use settings::{is_secret, API_KEY_VARIABLES, DEFAULT_MAX_QUESTION_CHARS};
+pub use settings::{is_secret, API_KEY_VARIABLES, DEFAULT_MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use sources::{Origin, RawSettings};
 
 #[derive(Debug, thiserror::Error, PartialEq)]

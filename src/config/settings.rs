@@ -123,6 +123,22 @@ use DefaultValue::{Derived, Unset, Value};
 use Group::*;
 use Kind::{Bool, List, Secret, Text, Url};
 
+/// The most passages a search returns: the bound of `TOP_K_FINAL` and of a request's `top_k`.
+const MAX_TOP_K_TEXT: &str = "50";
+pub const MAX_TOP_K: usize = decimal(MAX_TOP_K_TEXT);
+
+/// A decimal number written in a constant, read at compile time.
+const fn decimal(text: &str) -> usize {
+    let digits = text.as_bytes();
+    let mut value = 0;
+    let mut at = 0;
+    while at < digits.len() {
+        value = value * 10 + (digits[at] - b'0') as usize;
+        at += 1;
+    }
+    value
+}
+
 /// The provider key variables, in order of preference (the first one set wins).
 pub const API_KEY_VARIABLES: [&str; 4] = [
     "OPENROUTER_API_KEY",
@@ -210,7 +226,7 @@ pub const TABLE: &[Setting] = &[
     // Retrieval
     setting("TOP_K_VECTOR", Retrieval, number("1", "1000"), Value("20")).doc("candidates from vector search"),
     setting("TOP_K_KEYWORD", Retrieval, number("1", "1000"), Value("20")).doc("candidates from keyword search"),
-    setting("TOP_K_FINAL", Retrieval, number("1", "100"), Value("6")).doc("passages `search_docs` returns"),
+    setting("TOP_K_FINAL", Retrieval, number("1", MAX_TOP_K_TEXT), Value("6")).doc("passages `search_docs` returns"),
     setting("RRF_K", Retrieval, number("1", "10000"), Value("60")).doc("the constant of reciprocal rank fusion"),
     setting("RERANKER", Retrieval, Kind::Choice(&["noop", "api"]), Value("noop")).doc("`api` reranks the fused candidates"),
     setting("RERANKER_MODEL", Retrieval, Text, Unset).doc("required with `RERANKER=api`"),

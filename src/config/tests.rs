@@ -451,3 +451,20 @@ fn unreadable_config_file_is_reported() {
     let err = sources::read_config_file(Path::new("/nonexistent/agent.yaml")).unwrap_err();
     assert!(matches!(err, ConfigError::File { .. }));
 }
+
+#[test]
+fn top_k_final_is_bounded_where_search_clamps() {
+    let most = super::MAX_TOP_K.to_string();
+    assert_eq!(
+        load(&[("TOP_K_FINAL", most.as_str())])
+            .unwrap()
+            .retrieval
+            .top_k_final,
+        super::MAX_TOP_K
+    );
+    let past = (super::MAX_TOP_K + 1).to_string();
+    assert_eq!(
+        invalid_variable(&[("TOP_K_FINAL", past.as_str())]),
+        "TOP_K_FINAL"
+    );
+}

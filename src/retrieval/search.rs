@@ -20,8 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
-/// The largest `top_k` a request may ask for.
-pub const MAX_TOP_K: usize = 50;
+pub use crate::config::MAX_TOP_K;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {

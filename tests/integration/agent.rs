@@ -57,9 +57,7 @@ pub(crate) struct Echo {
 #[async_trait]
 impl Tool for Echo {
     type Args = EchoArgs;
-    fn name(&self) -> &'static str {
-        "echo"
-    }
+    const NAME: &'static str = "echo";
     fn description(&self) -> &'static str {
         "Echoes its text."
     }

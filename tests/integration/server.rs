@@ -33,9 +33,7 @@ struct Slow;
 #[async_trait]
 impl Tool for Slow {
     type Args = SlowArgs;
-    fn name(&self) -> &'static str {
-        "slow"
-    }
+    const NAME: &'static str = "slow";
     fn description(&self) -> &'static str {
         "Waits."
     }

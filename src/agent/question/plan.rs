@@ -16,10 +16,9 @@ use super::places::NamedPlaces;
 use super::routing::asks_for_history;
 use super::window::{asked_window, AskedWindow};
 use super::words::{contains_phrase, words};
+use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy, GetSensorHistory};
+use crate::agent::tools::Tool;
 use serde_json::{json, Value};
-
-/// The history tool's name, which a planned call's refusal is told by.
-pub const HISTORY_TOOL: &str = "get_sensor_history";
 
 /// A tool call the library makes for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,12 +111,12 @@ pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCal
         return history_call(question, place, occupancy, &types, sensors);
     }
     let (tool, arguments) = match (occupancy, types.as_slice(), sensors) {
-        (true, [], false) => ("get_occupancy", place),
+        (true, [], false) => (GetOccupancy::NAME, place),
         // A building's latest readings of every room are left to the model to narrow down.
         (false, [kind], false) if place.get("room_id").is_some() => {
             let mut arguments = place;
             arguments["sensor_type"] = json!(kind);
-            ("get_latest_sensor_data", arguments)
+            (GetLatestSensorData::NAME, arguments)
         }
         (false, [], true) => ("list_sensors", place),
         _ => return None,
@@ -147,7 +146,7 @@ fn history_call(
         AskedWindow::Unclear => return None,
     }
     Some(PlannedCall {
-        tool: HISTORY_TOOL,
+        tool: GetSensorHistory::NAME,
         arguments,
     })
 }

@@ -4,13 +4,14 @@
 use super::prompts;
 use super::reask::{Faults, Reask, Settled};
 use super::{
-    choice_for, AnswerRun, ModelCall, Offer, Phase, Purpose, ReplyShape, Step, ToolRun,
-    TurnVerdict, SEARCH_DOCS,
+    choice_for, AnswerRun, ModelCall, Offer, Phase, Purpose, ReplyShape, Step, ToolRun, TurnVerdict,
 };
 use crate::agent::llm::{ChatTurn, Message, ToolCall, ToolChoice};
 use crate::agent::question::language;
 use crate::agent::question::routing::Route;
 use crate::agent::tools::registry::ToolOutcome;
+use crate::agent::tools::search_docs::SearchDocs;
+use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::{
     copies_a_passage_heading, describes_tools, without_copied_heading, Decision, IDK_MARKER,
 };
@@ -36,7 +37,7 @@ impl AnswerRun<'_> {
         let assistant = Message::assistant_calls(calls.clone());
         self.messages.push(assistant);
         for (call, outcome) in calls.iter().zip(outcomes) {
-            let read = (outcome.ok && outcome.tool == SEARCH_DOCS)
+            let read = (outcome.ok && outcome.tool == SearchDocs::NAME)
                 .then(|| {
                     passages::as_prompt_text_for(
                         &outcome.content,
@@ -47,7 +48,7 @@ impl AnswerRun<'_> {
                 .flatten()
                 .unwrap_or_else(|| serde_json::to_string(&outcome.content).unwrap_or_default());
             // Live results are kept as read, for the figure checks; passages are not.
-            let kept = (outcome.ok && outcome.tool != SEARCH_DOCS).then(|| read.clone());
+            let kept = (outcome.ok && outcome.tool != SearchDocs::NAME).then(|| read.clone());
             self.messages.push(Message::tool_result(&call.id, read));
             self.gathered.record_read(call, outcome, kept);
         }

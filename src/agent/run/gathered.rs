@@ -3,8 +3,9 @@
 
 use super::super::tools::registry::ToolOutcome;
 use super::super::usage::{Cost, Usage};
-use super::SEARCH_DOCS;
 use crate::agent::llm::{ChatTurn, ToolCall};
+use crate::agent::tools::search_docs::SearchDocs;
+use crate::agent::tools::Tool;
 use crate::agent::verdict::passages;
 use crate::agent::verdict::staleness;
 use crate::citations::ChunkOrigin;
@@ -51,7 +52,7 @@ impl Gathered {
     /// already.
     pub fn record_read(&mut self, call: &ToolCall, outcome: ToolOutcome, read: Option<String>) {
         let arguments = arguments_value(&call.arguments);
-        if outcome.ok && outcome.tool == SEARCH_DOCS {
+        if outcome.ok && outcome.tool == SearchDocs::NAME {
             for passage in passages::returned(&outcome.content) {
                 // A passage returned again (the model's search after the library's) is kept
                 // once: the first copy is the one every check finds.
@@ -102,7 +103,7 @@ impl Gathered {
     pub fn stale_readings(&self) -> Vec<staleness::StaleReading> {
         self.results
             .iter()
-            .filter(|(tool, ..)| tool != SEARCH_DOCS)
+            .filter(|(tool, ..)| tool != SearchDocs::NAME)
             .flat_map(|(_, _, content)| staleness::stale_readings(content))
             .collect()
     }

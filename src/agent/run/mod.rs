@@ -48,19 +48,14 @@ use crate::agent::question::language;
 use crate::agent::question::places::KnownBuilding;
 use crate::agent::question::routing::{route, Route};
 use crate::agent::question::scope::{asks_for_writing, parse_topic};
+use crate::agent::tools::live::GetSensorHistory;
+use crate::agent::tools::search_docs::SearchDocs;
+use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::{Decision, REFUSAL};
 use crate::contract::{AskResponse, Question};
 use checks::CheckInputs;
 use gathered::Gathered;
 use reask::Reask;
-
-/// The documentation tool, whose results are what citations may point at.
-pub const SEARCH_DOCS: &str = "search_docs";
-/// The live tools the library calls itself to learn which places a question names.
-const LIST_BUILDINGS: &str = "list_buildings";
-const GET_BUILDING: &str = "get_building";
-/// The one tool of a live question's first hop about a past window.
-const GET_SENSOR_HISTORY: &str = "get_sensor_history";
 
 /// Buildings whose rooms are looked up before the first model call, at most.
 const MAX_BUILDINGS_LOOKED_UP: usize = 3;
@@ -126,9 +121,9 @@ impl Offer {
         match self {
             Offer::Nothing => false,
             Offer::Everything => true,
-            Offer::LiveOnly => name != SEARCH_DOCS,
-            Offer::DocsOnly => name == SEARCH_DOCS,
-            Offer::HistoryOnly => name == GET_SENSOR_HISTORY,
+            Offer::LiveOnly => name != SearchDocs::NAME,
+            Offer::DocsOnly => name == SearchDocs::NAME,
+            Offer::HistoryOnly => name == GetSensorHistory::NAME,
         }
     }
 }

@@ -4,10 +4,7 @@
 use super::{
     choice_for, library_call, AnswerRun, ModelCall, Offer, Phase, Purpose, ReplyShape, Step,
 };
-use super::{
-    GET_BUILDING, LIST_BUILDINGS, MAX_BUILDINGS_LOOKED_UP, MAX_BUILDINGS_SCANNED,
-    MAX_HISTORY_MESSAGES, SEARCH_DOCS,
-};
+use super::{MAX_BUILDINGS_LOOKED_UP, MAX_BUILDINGS_SCANNED, MAX_HISTORY_MESSAGES};
 use crate::agent::llm::{Message, ToolCall, ToolChoice};
 use crate::agent::question::clarify;
 use crate::agent::question::places::{self, KnownBuilding};
@@ -16,7 +13,10 @@ use crate::agent::question::routing::{asks_for_history, Route};
 use crate::agent::question::scope::Topic;
 use crate::agent::question::scope::TOPIC_QUESTION;
 use crate::agent::question::window::{self, AskedWindow};
+use crate::agent::tools::live::{GetBuilding, GetSensorHistory, ListBuildings};
 use crate::agent::tools::registry::ToolOutcome;
+use crate::agent::tools::search_docs::SearchDocs;
+use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::{Decision, IDK_MARKER};
 use crate::agent::verdict::passages;
 use crate::contract::HistoryRole;
@@ -32,7 +32,7 @@ impl AnswerRun<'_> {
         let refused = calls
             .iter()
             .zip(outcomes)
-            .any(|(call, outcome)| call.name == plan::HISTORY_TOOL && !outcome.ok);
+            .any(|(call, outcome)| call.name == GetSensorHistory::NAME && !outcome.ok);
         match window::asked_window(&self.text) {
             AskedWindow::Last(span) if refused && span.too_long() => {
                 Some(window::too_long_answer(span, self.asked_in))
@@ -81,13 +81,13 @@ impl AnswerRun<'_> {
     }
 
     pub(super) fn search_first(&mut self) -> Step {
-        if !(self.settings.search_first && self.toolbox.has(SEARCH_DOCS)) {
+        if !(self.settings.search_first && self.toolbox.has(SearchDocs::NAME)) {
             return self.open(None);
         }
         let query = serde_json::json!({ "query": self.question.text });
         self.hand_out(
             Phase::SearchFirst,
-            vec![library_call("search-first", SEARCH_DOCS, query)],
+            vec![library_call("search-first", SearchDocs::NAME, query)],
         )
     }
 
@@ -109,10 +109,14 @@ impl AnswerRun<'_> {
     }
 
     pub(super) fn look_up_buildings(&mut self) -> Step {
-        if !self.toolbox.has(LIST_BUILDINGS) || !self.toolbox.has(GET_BUILDING) {
+        if !self.toolbox.has(ListBuildings::NAME) || !self.toolbox.has(GetBuilding::NAME) {
             return self.open(None);
         }
-        let listing = library_call("places-buildings", LIST_BUILDINGS, serde_json::json!({}));
+        let listing = library_call(
+            "places-buildings",
+            ListBuildings::NAME,
+            serde_json::json!({}),
+        );
         self.hand_out(Phase::Buildings, vec![listing])
     }
 
@@ -172,7 +176,7 @@ impl AnswerRun<'_> {
             .map(|(i, building)| {
                 library_call(
                     &format!("places-building-{i}"),
-                    GET_BUILDING,
+                    GetBuilding::NAME,
                     serde_json::json!({ "building_id": building.id }),
                 )
             })

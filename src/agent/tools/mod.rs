@@ -50,14 +50,14 @@ impl ToolError {
 /// The names of the tools [`standard_registry`] registers, for checking names written by people
 /// (an eval dataset's `tools:`) without building the registry.
 pub const STANDARD_TOOL_NAMES: [&str; 8] = [
-    "search_docs",
-    "list_buildings",
-    "get_building",
-    "get_room",
-    "get_occupancy",
-    "list_sensors",
-    "get_latest_sensor_data",
-    "get_sensor_history",
+    search_docs::SearchDocs::NAME,
+    live::ListBuildings::NAME,
+    live::GetBuilding::NAME,
+    live::GetRoom::NAME,
+    live::GetOccupancy::NAME,
+    live::ListSensors::NAME,
+    live::GetLatestSensorData::NAME,
+    live::GetSensorHistory::NAME,
 ];
 
 /// Every tool the agent offers: `search_docs` over `retriever`, and the live-data tools over
@@ -148,7 +148,12 @@ impl<'a> ToolContext<'a> {
 pub trait Tool: Send + Sync {
     type Args: DeserializeOwned + JsonSchema + Send;
 
-    fn name(&self) -> &'static str;
+    /// The name the model calls it by: the one place a tool's name is written.
+    const NAME: &'static str;
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
 
     /// What the model reads to decide when to call the tool.
     fn description(&self) -> &'static str;

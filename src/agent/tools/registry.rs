@@ -287,9 +287,7 @@ mod tests {
     #[async_trait]
     impl Tool for Echo {
         type Args = EchoArgs;
-        fn name(&self) -> &'static str {
-            "echo"
-        }
+        const NAME: &'static str = "echo";
         fn description(&self) -> &'static str {
             "Echoes its text."
         }

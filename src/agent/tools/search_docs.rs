@@ -30,9 +30,7 @@ impl SearchDocs {
 impl Tool for SearchDocs {
     type Args = SearchDocsArgs;
 
-    fn name(&self) -> &'static str {
-        "search_docs"
-    }
+    const NAME: &'static str = "search_docs";
 
     fn output_schema(&self) -> Option<serde_json::Value> {
         Some(super::result_schema(&[("results", "array")], &["results"]))

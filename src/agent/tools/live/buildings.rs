@@ -50,9 +50,7 @@ pub struct GetOccupancy(pub LiveData);
 impl Tool for ListBuildings {
     type Args = NoArgs;
 
-    fn name(&self) -> &'static str {
-        "list_buildings"
-    }
+    const NAME: &'static str = "list_buildings";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(&[("buildings", "array")], &["buildings"]))
@@ -96,9 +94,7 @@ fn building_json(building: &Building) -> Value {
 impl Tool for GetBuilding {
     type Args = BuildingArgs;
 
-    fn name(&self) -> &'static str {
-        "get_building"
-    }
+    const NAME: &'static str = "get_building";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(
@@ -132,9 +128,7 @@ impl Tool for GetBuilding {
 impl Tool for GetRoom {
     type Args = RoomArgs;
 
-    fn name(&self) -> &'static str {
-        "get_room"
-    }
+    const NAME: &'static str = "get_room";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(
@@ -198,9 +192,7 @@ fn occupancy_json(building: &Building, occupancy: &RoomOccupancy) -> Value {
 impl Tool for GetOccupancy {
     type Args = OccupancyArgs;
 
-    fn name(&self) -> &'static str {
-        "get_occupancy"
-    }
+    const NAME: &'static str = "get_occupancy";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(

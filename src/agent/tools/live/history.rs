@@ -277,9 +277,7 @@ pub fn window(
 impl Tool for GetSensorHistory {
     type Args = HistoryArgs;
 
-    fn name(&self) -> &'static str {
-        "get_sensor_history"
-    }
+    const NAME: &'static str = "get_sensor_history";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(

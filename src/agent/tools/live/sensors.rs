@@ -83,9 +83,7 @@ fn sensor_json(building: &Building, sensor: &SensorInfo) -> Value {
 impl Tool for ListSensors {
     type Args = ListSensorsArgs;
 
-    fn name(&self) -> &'static str {
-        "list_sensors"
-    }
+    const NAME: &'static str = "list_sensors";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(
@@ -138,9 +136,7 @@ impl Tool for ListSensors {
 impl Tool for GetLatestSensorData {
     type Args = LatestArgs;
 
-    fn name(&self) -> &'static str {
-        "get_latest_sensor_data"
-    }
+    const NAME: &'static str = "get_latest_sensor_data";
 
     fn output_schema(&self) -> Option<Value> {
         Some(result_schema(
