@@ -29,10 +29,10 @@ mod instant_agent;
 
 use crowdvision_agent::agent::answer::Agent;
 use crowdvision_agent::agent::openai::OpenAiChat;
-use crowdvision_agent::agent::verdict::decision::Decision;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{Config, LogFormat, RawSettings};
+use crowdvision_agent::contract::Decision;
 use crowdvision_agent::contract::Question;
 use crowdvision_agent::observe::telemetry::{Telemetry, TelemetrySettings};
 use instant_agent::{agent, instant_model, FINAL_ANSWER};

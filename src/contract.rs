@@ -2,12 +2,9 @@
 //! of a streamed answer, the response, the errors of an answer, and the JSON bodies of the HTTP
 //! API. The server, the client, the answer log and the CLI all speak these types. Plain data.
 
-use crate::agent::llm::LlmError;
-use crate::agent::model_choice::ModelChoiceError;
-use crate::agent::usage::{Cost, Usage};
-use crate::agent::verdict::decision::Decision;
 use crate::citations::Citation;
 use serde::{Deserialize, Serialize};
+use std::ops::AddAssign;
 
 /// A question and what the request asks of it.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -105,18 +102,6 @@ pub struct RoomLoad {
     pub room: String,
     pub count: u64,
     pub capacity: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum AgentError {
-    #[error("the question is longer than {limit} characters")]
-    QuestionTooLong { limit: usize },
-    #[error("the question is empty (nothing visible in it)")]
-    QuestionEmpty,
-    #[error(transparent)]
-    ModelChoice(#[from] ModelChoiceError),
-    #[error(transparent)]
-    Llm(#[from] LlmError),
 }
 
 /// What a caller is told when the provider failed an answer (the details are only logged).
@@ -262,5 +247,73 @@ mod tests {
         assert_eq!(json["cost"]["provider_usd"], serde_json::Value::Null);
         assert_eq!(json["retrieval"]["hallucinated_citations"], 0);
         assert_eq!(json["decision"], "answered");
+    }
+}
+
+/// How an answer ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Answered,
+    Idk,
+    Declined,
+    ToolLoopExhausted,
+    /// The next model call would have passed the request's token budget.
+    BudgetExhausted,
+}
+
+impl Decision {
+    /// The name on the wire (`answered`, `idk`, `declined`, `tool_loop_exhausted`,
+    /// `budget_exhausted`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Answered => "answered",
+            Decision::Idk => "idk",
+            Decision::Declined => "declined",
+            Decision::ToolLoopExhausted => "tool_loop_exhausted",
+            Decision::BudgetExhausted => "budget_exhausted",
+        }
+    }
+}
+
+/// Tokens spent on one answer, summed over its model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Prompt tokens the provider read from its prompt cache (`prompt_tokens_details.
+    /// cached_tokens`, reported by OpenAI and llama.cpp); 0 when it reports none.
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
+    /// Model calls these tokens were spent in.
+    #[serde(default)]
+    pub model_calls: u64,
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
+        self.model_calls += other.model_calls;
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Cost {
+    /// From the price table; `None` for a model it does not list.
+    pub estimated_usd: Option<f64>,
+    /// Summed from the provider's reports; `None` when no hop reported a cost.
+    pub provider_usd: Option<f64>,
+}
+
+impl Cost {
+    /// Adds one hop's provider-reported cost, if any.
+    pub fn add_provider(&mut self, usd: Option<f64>) {
+        if let Some(usd) = usd {
+            *self.provider_usd.get_or_insert(0.0) += usd;
+        }
     }
 }

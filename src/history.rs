@@ -5,9 +5,9 @@
 //! at once each add whole lines. A line that does not parse (a file edited by hand, a write cut
 //! short by a crash) is skipped when reading, never fatal.
 
-use crate::agent::usage::Usage;
-use crate::agent::verdict::decision::Decision;
 use crate::contract::AskResponse;
+use crate::contract::Decision;
+use crate::contract::Usage;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::io::Write;

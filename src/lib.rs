@@ -20,7 +20,8 @@
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
 //! - [`observe`]: spans (OTLP, Langfuse), the payload gate, metrics, log format.
-//! - [`sim`]: the simulator of both downstream services; [`http`], [`text`]: shared helpers.
+//! - [`sim`]: the simulator of both downstream services; [`http`], [`text`], [`clock`]: shared
+//!   helpers.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
 //! place that prints.
@@ -29,6 +30,7 @@ pub mod agent;
 pub mod auth;
 pub mod citations;
 pub mod client;
+pub mod clock;
 pub mod compose;
 pub mod config;
 pub mod contract;

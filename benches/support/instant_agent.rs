@@ -3,15 +3,17 @@
 //! against a `ChatModel` that hands back prepared turns at once.
 
 use async_trait::async_trait;
-use crowdvision_agent::agent::answer::{Agent, AgentSettings};
+use crowdvision_agent::agent::answer::Agent;
 use crowdvision_agent::agent::llm::{
     ChatModel, ChatRequest, ChatTurn, FinishReason, LlmError, Message, TokenSink, ToolCall,
 };
 use crowdvision_agent::agent::model_choice::ModelChoice;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError};
-use crowdvision_agent::agent::usage::{PriceTable, Usage};
+use crowdvision_agent::agent::usage::PriceTable;
 use crowdvision_agent::auth::authz::Authorizer;
+use crowdvision_agent::config::LoopSettings;
+use crowdvision_agent::contract::Usage;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -119,7 +121,7 @@ pub fn agent(model: Arc<dyn ChatModel>) -> Agent {
     Agent::new(
         model,
         registry(),
-        AgentSettings {
+        LoopSettings {
             temperature: 0.1,
             max_output_tokens: 2048,
             max_tool_hops: 6,

@@ -15,10 +15,11 @@ use super::stream::StreamedTokens;
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
 use super::usage::PriceTable;
+use crate::agent::error::{question_refusal, AgentError};
 use crate::auth::authz::Authorizer;
 use crate::auth::identity::Caller;
 use crate::config::Config;
-use crate::contract::{is_blank, AgentError, AgentEvent, AskResponse, Question};
+use crate::contract::{AgentEvent, AskResponse, Question};
 use crate::observe::{self, metrics};
 use crate::retrieval::search::MAX_TOP_K;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::{Instrument, Span};
 
-pub use super::run::{AgentSettings, MAX_HISTORY_MESSAGES};
+pub use super::run::MAX_HISTORY_MESSAGES;
+use crate::config::LoopSettings;
 
 pub struct Agent {
     model: Arc<dyn ChatModel>,
@@ -35,7 +37,7 @@ pub struct Agent {
     /// Generated once: every request sends the same schemas; one list per [`Offer`].
     offered: Vec<(Offer, Vec<ToolSchema>)>,
     topic_schema: serde_json::Value,
-    settings: AgentSettings,
+    settings: LoopSettings,
     model_choice: ModelChoice,
     authz: Arc<Authorizer>,
     prices: PriceTable,
@@ -46,7 +48,7 @@ impl Agent {
     pub fn new(
         model: Arc<dyn ChatModel>,
         tools: Arc<ToolRegistry>,
-        settings: AgentSettings,
+        settings: LoopSettings,
         model_choice: ModelChoice,
         authz: Arc<Authorizer>,
         prices: PriceTable,
@@ -89,20 +91,7 @@ impl Agent {
         Agent::new(
             model,
             tools,
-            AgentSettings {
-                temperature: config.llm.temperature,
-                max_output_tokens: config.llm.max_output_tokens,
-                max_tool_hops: config.llm.max_tool_hops,
-                max_tool_calls_per_turn: config.llm.max_tool_calls_per_turn,
-                max_question_chars: config.llm.max_question_chars,
-                link_allowed_hosts: config.llm.link_allowed_hosts.clone(),
-                max_tokens_per_request: config.llm.max_tokens_per_request,
-                require_grounded_answers: config.llm.require_grounded_answers,
-                scope_check: config.llm.scope_check,
-                search_first: config.llm.search_first,
-                search_again: config.llm.search_again,
-                stable_tool_prefix: config.llm.stable_tool_prefix,
-            },
+            config.llm.answering.clone(),
             ModelChoice {
                 default_model: config.llm.answer_model.clone(),
                 min_role: config.access.model_override_min_role.clone(),
@@ -162,13 +151,8 @@ impl Agent {
         caller: &Caller,
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
-        if question.text.chars().count() > self.settings.max_question_chars {
-            return Err(AgentError::QuestionTooLong {
-                limit: self.settings.max_question_chars,
-            });
-        }
-        if is_blank(&question.text) {
-            return Err(AgentError::QuestionEmpty);
+        if let Some(refusal) = question_refusal(&question.text, self.settings.max_question_chars) {
+            return Err(refusal);
         }
         let model =
             self.model_choice

@@ -2,7 +2,7 @@
 //! model chosen for the session, the last answer (for `/trace`) and the session's totals (for
 //! `/cost`). Pure bookkeeping; the REPL in the binary does the I/O.
 
-use super::usage::Usage;
+use crate::contract::Usage;
 use crate::contract::{AskResponse, HistoryMessage, HistoryRole, Question};
 
 #[derive(Debug, Default)]
@@ -83,8 +83,8 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::usage::Cost;
-    use crate::agent::verdict::decision::Decision;
+    use crate::contract::Cost;
+    use crate::contract::Decision;
     use crate::contract::RetrievalReport;
 
     fn response(answer: &str, tokens: u64, provider: Option<f64>) -> AskResponse {

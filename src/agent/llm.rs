@@ -2,7 +2,7 @@
 //! OpenAI-compatible adapter implements. No SDK type crosses this boundary.
 
 use super::tools::registry::ToolSchema;
-use super::usage::Usage;
+use crate::contract::Usage;
 use async_trait::async_trait;
 use serde::Serialize;
 

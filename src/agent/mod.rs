@@ -13,12 +13,14 @@
 //! - [`stream`]: what a streaming client is shown of the model's tokens.
 //! - [`chart`]: the chart data a live answer carries.
 //! - [`conversation`]: the turns and totals of a `chat` session.
+//! - [`error`]: why an answer was not given ([`error::AgentError`]).
 //! - [`model_choice`]: the per-request model override gate.
 //! - [`usage`]: usage and cost summed over hops.
 
 pub mod answer;
 pub mod chart;
 pub mod conversation;
+pub mod error;
 pub mod llm;
 pub mod model_choice;
 pub mod openai;

@@ -1,49 +1,7 @@
 //! Token usage summed over the hops of one answer, and its cost: the provider's own figure when
 //! it reports one (OpenRouter's `usage.cost`), and always an estimate from a price table. Pure.
 
-use serde::{Deserialize, Serialize};
-use std::ops::AddAssign;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub total_tokens: u64,
-    /// Prompt tokens the provider read from its prompt cache (`prompt_tokens_details.
-    /// cached_tokens`, reported by OpenAI and llama.cpp); 0 when it reports none.
-    #[serde(default)]
-    pub cached_prompt_tokens: u64,
-    /// Model calls these tokens were spent in.
-    #[serde(default)]
-    pub model_calls: u64,
-}
-
-impl AddAssign for Usage {
-    fn add_assign(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.total_tokens += other.total_tokens;
-        self.cached_prompt_tokens += other.cached_prompt_tokens;
-        self.model_calls += other.model_calls;
-    }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Cost {
-    /// From the price table; `None` for a model it does not list.
-    pub estimated_usd: Option<f64>,
-    /// Summed from the provider's reports; `None` when no hop reported a cost.
-    pub provider_usd: Option<f64>,
-}
-
-impl Cost {
-    /// Adds one hop's provider-reported cost, if any.
-    pub fn add_provider(&mut self, usd: Option<f64>) {
-        if let Some(usd) = usd {
-            *self.provider_usd.get_or_insert(0.0) += usd;
-        }
-    }
-}
+use crate::contract::Usage;
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,6 +83,7 @@ impl PriceTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::Cost;
 
     #[test]
     fn usage_sums_over_hops() {

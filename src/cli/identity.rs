@@ -79,7 +79,5 @@ fn from_token(token: &str, config: &Config) -> Result<Caller> {
 }
 
 fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+    crowdvision_agent::clock::unix_seconds()
 }

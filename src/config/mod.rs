@@ -65,6 +65,21 @@ pub struct LlmConfig {
     pub answer_model: String,
     /// The eval judge (`JUDGE_MODEL`); unset = the dataset's, else one of another family.
     pub judge_model: Option<String>,
+    /// What one answer's loop runs under.
+    pub answering: LoopSettings,
+    /// How long one tool call may take before the model is told it timed out.
+    pub tool_timeout: Duration,
+    /// The whole of one model call, retries and waits included.
+    pub timeout: Duration,
+    /// Further attempts after a 429, a 5xx or a failed connection.
+    pub max_retries: u32,
+    /// Price overrides and additions for the cost estimate (`MODEL_PRICES`).
+    pub prices: Vec<ModelPrice>,
+}
+
+/// The settings an answer's loop runs under: the slice of [`LlmConfig`] the agent borrows.
+#[derive(Debug, Clone)]
+pub struct LoopSettings {
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub max_tool_hops: u32,
@@ -88,14 +103,6 @@ pub struct LlmConfig {
     pub stable_tool_prefix: bool,
     /// Hosts answers may link to or show images from (`LINK_ALLOWED_HOSTS`).
     pub link_allowed_hosts: Vec<String>,
-    /// How long one tool call may take before the model is told it timed out.
-    pub tool_timeout: Duration,
-    /// The whole of one model call, retries and waits included.
-    pub timeout: Duration,
-    /// Further attempts after a 429, a 5xx or a failed connection.
-    pub max_retries: u32,
-    /// Price overrides and additions for the cost estimate (`MODEL_PRICES`).
-    pub prices: Vec<ModelPrice>,
 }
 
 /// US dollars per million prompt and completion tokens of one model.

@@ -165,7 +165,7 @@ fn oidc_settings_come_together_and_serve_binds_loopback() {
 fn defaults_load_without_any_variable() {
     let config = load(&[]).unwrap();
     assert_eq!(config.llm.answer_model, "openai/gpt-4o-mini");
-    assert_eq!(config.llm.max_tool_hops, 6);
+    assert_eq!(config.llm.answering.max_tool_hops, 6);
     assert_eq!(config.embedding.dim, 768);
     assert_eq!(config.embedding.provider, EmbeddingProvider::Local);
     assert_eq!(config.retrieval.top_k_final, 6);
@@ -238,7 +238,11 @@ fn tool_hops_out_of_bounds() {
         "MAX_TOOL_HOPS"
     );
     assert_eq!(
-        load(&[("MAX_TOOL_HOPS", "20")]).unwrap().llm.max_tool_hops,
+        load(&[("MAX_TOOL_HOPS", "20")])
+            .unwrap()
+            .llm
+            .answering
+            .max_tool_hops,
         20
     );
 }
@@ -442,7 +446,7 @@ fn config_file_is_weaker_than_the_environment() {
     merged.fill_from(sources::read_config_file(&path).unwrap());
     let config = Config::from_raw(&merged).unwrap();
     assert_eq!(config.llm.answer_model, "from/env");
-    assert_eq!(config.llm.max_tool_hops, 3);
+    assert_eq!(config.llm.answering.max_tool_hops, 3);
     assert_eq!(config.access.allowed_models, ["a", "b"]);
 }
 

@@ -228,9 +228,9 @@ fn quoted<'a>(texts: impl Iterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::usage::{Cost, Usage};
-    use crate::agent::verdict::decision::Decision;
     use crate::citations::Citation;
+    use crate::contract::Decision;
+    use crate::contract::{Cost, Usage};
     use crate::contract::{RetrievalReport, TraceEntry};
 
     fn response() -> AskResponse {

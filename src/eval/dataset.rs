@@ -2,9 +2,9 @@
 //! whole before anything runs. Every problem names the file, the case and the field, and all
 //! problems of a load are reported together.
 
-use crate::agent::verdict::decision::Decision;
 use crate::auth::identity::Caller;
 use crate::auth::{AuthUser, RoleHierarchy};
+use crate::contract::Decision;
 use crate::contract::HistoryMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -8,7 +8,8 @@
 //! answer model's, so that a model never grades its own family's style.
 
 use crate::agent::llm::{ChatModel, ChatRequest, LlmError, Message, ResponseSchema};
-use crate::agent::usage::{Cost, PriceTable, Usage};
+use crate::agent::usage::PriceTable;
+use crate::contract::{Cost, Usage};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

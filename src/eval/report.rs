@@ -5,8 +5,8 @@
 //! reads back.
 
 use super::check::{AssertionKind, AssertionResult};
-use crate::agent::usage::Usage;
-use crate::agent::verdict::decision::Decision;
+use crate::contract::Decision;
+use crate::contract::Usage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

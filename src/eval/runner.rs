@@ -8,7 +8,7 @@ use super::dataset::Case;
 use super::judge::Judge;
 use super::report::{run_status, CaseResult, JudgeRecord, ModelReport, RunRecord};
 use crate::agent::answer::Agent;
-use crate::agent::usage::Usage;
+use crate::contract::Usage;
 use crate::contract::{AskResponse, Question};
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -66,9 +66,7 @@ impl AnswerTarget for Remote {
             None => RemoteIdentity::Anonymous,
             Some(spec) => {
                 let caller = spec.caller(&case.id).user;
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
+                let now = crate::clock::unix_secs();
                 let claims = serde_json::json!({
                     "sub": caller.sub, "roles": caller.roles, "domains": caller.domains,
                     "iat": now, "exp": now + 600,

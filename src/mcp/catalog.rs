@@ -242,12 +242,12 @@ mod tests {
             citations: vec![],
             trace: vec![],
             usage: Default::default(),
-            cost: crate::agent::usage::Cost {
+            cost: crate::contract::Cost {
                 estimated_usd: None,
                 provider_usd: None,
             },
             idk: false,
-            decision: crate::agent::verdict::decision::Decision::Answered,
+            decision: crate::contract::Decision::Answered,
             model: "m".into(),
             retrieval: Default::default(),
         };

@@ -50,7 +50,7 @@ impl Asker for Direct {
             .answer(&question, caller, None)
             .await
             .map_err(|error| match error {
-                crate::contract::AgentError::Llm(error) => {
+                crate::agent::error::AgentError::Llm(error) => {
                     tracing::warn!(%error, "ask failed at the provider");
                     crate::contract::PROVIDER_FAILED.to_string()
                 }

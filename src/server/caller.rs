@@ -55,9 +55,7 @@ pub async fn caller_under(
         },
         _ => None,
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
+    let now = crate::clock::unix_seconds();
     let caller = finish(plan, rules, key.as_ref(), now).map_err(refused)?;
     tracing::debug!(sub = %caller.user.sub, "request identified");
     Ok(caller)

@@ -245,16 +245,12 @@ fn usage_json(response: &AskResponse) -> Value {
 fn completion_id() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let count = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos = crate::clock::unix_nanos();
     format!("chatcmpl-{nanos:x}{count:x}")
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    crate::clock::unix_secs()
 }
 
 async fn completions(

@@ -2,8 +2,9 @@
 //! fixed, safe message. Internals (SQL, provider bodies, claims, stack traces) are logged at
 //! most, never sent.
 
+use crate::agent::error::AgentError;
 use crate::agent::model_choice::ModelChoiceError;
-use crate::contract::{AgentError, ErrorBody, ErrorDetail};
+use crate::contract::{ErrorBody, ErrorDetail};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 

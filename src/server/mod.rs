@@ -166,7 +166,7 @@ impl AppState {
             IdentitySettings::from_config(&config.access),
             ServerSettings {
                 max_body_bytes: config.server.max_request_bytes,
-                max_question_chars: config.llm.max_question_chars,
+                max_question_chars: config.llm.answering.max_question_chars,
                 request_timeout: config.server.request_timeout,
                 max_in_flight: config.server.max_in_flight,
                 retry_after_seconds: 1,

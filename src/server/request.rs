@@ -4,6 +4,7 @@
 
 use super::errors::ApiError;
 use super::AppState;
+use crate::agent::error::AgentError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -67,20 +68,17 @@ fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
 }
 
 pub fn question<'q>(text: &'q str, state: &AppState) -> Result<&'q str, ApiError> {
-    let limit = state.settings.max_question_chars;
-    if crate::contract::is_blank(text) {
-        return Err(ApiError::new(
+    match crate::agent::error::question_refusal(text, state.settings.max_question_chars) {
+        Some(AgentError::QuestionEmpty) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "question_empty",
             "the question is empty",
-        ));
-    }
-    if text.chars().count() > limit {
-        return Err(ApiError::new(
+        )),
+        Some(AgentError::QuestionTooLong { limit }) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "question_too_long",
             format!("the question is longer than {limit} characters"),
-        ));
+        )),
+        _ => Ok(text),
     }
-    Ok(text)
 }

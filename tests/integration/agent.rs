@@ -9,20 +9,20 @@ use crate::provider::{
 use crate::util::{first_passage_id, write};
 use async_trait::async_trait;
 use crowdvision_agent::agent::answer::Agent;
+use crowdvision_agent::agent::error::AgentError;
 use crowdvision_agent::agent::llm::LlmError;
 use crowdvision_agent::agent::model_choice::ModelChoiceError;
 use crowdvision_agent::agent::openai::OpenAiChat;
 use crowdvision_agent::agent::tools::registry::ToolRegistry;
 use crowdvision_agent::agent::tools::search_docs::SearchDocs;
 use crowdvision_agent::agent::tools::{Tool, ToolContext, ToolError, ToolErrorKind};
-use crowdvision_agent::agent::verdict::decision::{Decision, IDK_MARKER, REFUSAL, REFUSAL_PREFIX};
+use crowdvision_agent::agent::verdict::decision::{IDK_MARKER, REFUSAL, REFUSAL_PREFIX};
 use crowdvision_agent::auth::authz::Authorizer;
 use crowdvision_agent::auth::identity::Caller;
 use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::{ChunkingConfig, Config, RawSettings};
-use crowdvision_agent::contract::{
-    AgentError, AgentEvent, AskResponse, HistoryMessage, HistoryRole, Question,
-};
+use crowdvision_agent::contract::Decision;
+use crowdvision_agent::contract::{AgentEvent, AskResponse, HistoryMessage, HistoryRole, Question};
 use crowdvision_agent::retrieval::chunk::Chunker;
 use crowdvision_agent::retrieval::embed::{Embedder, LocalEmbedder};
 use crowdvision_agent::retrieval::ingest::{IngestOptions, Ingestor, NoProgress};

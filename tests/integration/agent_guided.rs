@@ -5,8 +5,9 @@ use crate::agent::*;
 use crate::provider::{answer, streamed_answer, tool_calls, usage, Reply, ScriptedProvider};
 use crowdvision_agent::agent::question::scope::TOPIC_QUESTION;
 use crowdvision_agent::agent::verdict::decision::{
-    Decision, IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
+    IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL, REFUSAL_PREFIX,
 };
+use crowdvision_agent::contract::Decision;
 use serde_json::{json, Value};
 use std::time::Duration;
 

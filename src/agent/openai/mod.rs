@@ -159,7 +159,7 @@ mod tests {
     use super::wire::*;
     use super::*;
     use crate::agent::llm::FinishReason;
-    use crate::agent::usage::Usage;
+    use crate::contract::Usage;
     use std::sync::Mutex;
 
     fn chunk(json: serde_json::Value) -> WireChunk {

@@ -5,7 +5,7 @@
 use crate::agent::llm::{
     ChatRequest, ChatTurn, FinishReason, LlmError, Message, Role, ToolCall, ToolChoice,
 };
-use crate::agent::usage::Usage;
+use crate::contract::Usage;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize)]

@@ -13,9 +13,10 @@ use crate::agent::tools::registry::ToolOutcome;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::{
-    copies_a_passage_heading, describes_tools, without_copied_heading, Decision, IDK_MARKER,
+    copies_a_passage_heading, describes_tools, without_copied_heading, IDK_MARKER,
 };
 use crate::agent::verdict::{figures, padding, passages};
+use crate::contract::Decision;
 
 impl AnswerRun<'_> {
     /// Tools are withdrawn: all calls of a turn were made before, or a re-ask sends none.

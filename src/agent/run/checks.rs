@@ -22,12 +22,13 @@ use super::super::usage::PriceTable;
 use super::gathered::Gathered;
 use crate::agent::phrases::translated;
 use crate::agent::question::language;
-use crate::agent::verdict::decision::{Decision, IDK_MARKER};
+use crate::agent::verdict::decision::IDK_MARKER;
 use crate::agent::verdict::grounding;
 use crate::agent::verdict::links;
 use crate::agent::verdict::padding;
 use crate::agent::verdict::staleness;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
+use crate::contract::Decision;
 use crate::contract::{AskResponse, RetrievalReport};
 
 /// A rule that turns an answer into `idk` after the model is done.

@@ -2,7 +2,6 @@
 //! and what the live tools returned. Pure data with the small reads the rules make of it.
 
 use super::super::tools::registry::ToolOutcome;
-use super::super::usage::{Cost, Usage};
 use crate::agent::llm::{ChatTurn, ToolCall};
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
@@ -10,6 +9,7 @@ use crate::agent::verdict::passages;
 use crate::agent::verdict::staleness;
 use crate::citations::ChunkOrigin;
 use crate::contract::TraceEntry;
+use crate::contract::{Cost, Usage};
 use std::collections::HashMap;
 
 #[derive(Debug, Default)]

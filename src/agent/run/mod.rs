@@ -51,7 +51,8 @@ use crate::agent::question::scope::{asks_for_writing, parse_topic};
 use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
-use crate::agent::verdict::decision::{Decision, REFUSAL};
+use crate::agent::verdict::decision::REFUSAL;
+use crate::contract::Decision;
 use crate::contract::{AskResponse, Question};
 use checks::CheckInputs;
 use gathered::Gathered;
@@ -65,33 +66,7 @@ const MAX_BUILDINGS_SCANNED: usize = 8;
 /// Prior turns kept from a conversation; older ones are dropped first.
 pub const MAX_HISTORY_MESSAGES: usize = 40;
 
-/// The settings an answer runs under.
-#[derive(Debug, Clone)]
-pub struct AgentSettings {
-    pub temperature: f32,
-    pub max_output_tokens: u32,
-    pub max_tool_hops: u32,
-    pub max_tool_calls_per_turn: usize,
-    pub max_question_chars: usize,
-    pub link_allowed_hosts: Vec<String>,
-    /// `MAX_TOKENS_PER_REQUEST`: the loop stops (`budget_exhausted`) before a model call that
-    /// would pass it; 0 for none.
-    pub max_tokens_per_request: u64,
-    /// A documentation answer that no passage supports is `idk`.
-    pub require_grounded_answers: bool,
-    /// A documentation question's topic is asked first; off-topic requests are declined.
-    pub scope_check: bool,
-    /// A documentation question is searched before the first model call and the passages are
-    /// sent with it; without it the model decides whether to call `search_docs`.
-    pub search_first: bool,
-    /// The answer calls after the library's search may call `search_docs` again; without it
-    /// they are offered no tool and the answer comes from the passages given.
-    pub search_again: bool,
-    /// Every model call is sent the whole tool list, so that all calls share one cacheable
-    /// prefix; what a step offers is then held by `tool_choice` and by refusing calls to
-    /// tools it does not offer.
-    pub stable_tool_prefix: bool,
-}
+use crate::config::LoopSettings;
 
 /// Which of the registered tools a model call offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,7 +228,7 @@ pub struct AnswerRun<'a> {
     question: &'a Question,
     /// The question without invisible characters.
     text: String,
-    settings: &'a AgentSettings,
+    settings: &'a LoopSettings,
     toolbox: &'a Toolbox,
     system_prompt: &'a str,
     model: &'a str,
@@ -291,7 +266,7 @@ pub struct AnswerRun<'a> {
 impl<'a> AnswerRun<'a> {
     pub fn new(
         question: &'a Question,
-        settings: &'a AgentSettings,
+        settings: &'a LoopSettings,
         toolbox: &'a Toolbox,
         system_prompt: &'a str,
         model: &'a str,

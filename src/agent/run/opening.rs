@@ -17,8 +17,9 @@ use crate::agent::tools::live::{GetBuilding, GetSensorHistory, ListBuildings};
 use crate::agent::tools::registry::ToolOutcome;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
-use crate::agent::verdict::decision::{Decision, IDK_MARKER};
+use crate::agent::verdict::decision::IDK_MARKER;
 use crate::agent::verdict::passages;
+use crate::contract::Decision;
 use crate::contract::HistoryRole;
 
 impl AnswerRun<'_> {

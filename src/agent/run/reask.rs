@@ -11,7 +11,7 @@
 //! | in another language than the question | [`Reask::Language`]    | none  | yes              | yes             |
 //! | refused or found nothing after live data | [`Reask::FromResults`] | kept | no              | yes             |
 
-use crate::agent::verdict::decision::Decision;
+use crate::contract::Decision;
 
 /// What is wrong with a final text, as the loop found it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //! text classified. Pure; [`super::AnswerRun`] applies the rest of the rules to it.
 
 use super::super::llm::{ChatTurn, ToolCall};
-use crate::agent::verdict::decision::{classify, library_text, Decision, IDK_MARKER};
+use crate::agent::verdict::decision::{classify, library_text, IDK_MARKER};
+use crate::contract::Decision;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnVerdict {
@@ -84,7 +85,7 @@ impl LoopState {
 mod budget_tests {
     use super::*;
     use crate::agent::llm::{FinishReason, Message, ToolCall};
-    use crate::agent::usage::Usage;
+    use crate::contract::Usage;
 
     fn calling(prompt: u64, completion: u64) -> ChatTurn {
         ChatTurn {
@@ -140,8 +141,8 @@ mod budget_tests {
 mod tests {
     use super::*;
     use crate::agent::llm::{FinishReason, Message};
-    use crate::agent::usage::Usage;
     use crate::agent::verdict::decision::REFUSAL_PREFIX;
+    use crate::contract::Usage;
 
     fn turn(message: Message) -> ChatTurn {
         ChatTurn {

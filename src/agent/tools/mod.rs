@@ -69,7 +69,7 @@ pub fn standard_registry(
 ) -> registry::ToolRegistry {
     let mut registry = registry::ToolRegistry::new(config.llm.tool_timeout);
     let search = search_docs::SearchDocs::new(retriever);
-    if config.llm.stable_tool_prefix {
+    if config.llm.answering.stable_tool_prefix {
         // Last, so that a first hop offered only the live tools sends a prefix of the list
         // every later hop sends, and the provider's prompt cache keeps the schemas.
         register_live_tools(&mut registry, &live_data(config, authz));

@@ -13,7 +13,7 @@
 //! - Anything else → `answered` (greetings included).
 
 use crate::agent::phrases;
-use serde::{Deserialize, Serialize};
+use crate::contract::Decision;
 
 /// The exact reply for an in-scope question the available information cannot answer.
 pub const IDK_MARKER: &str = phrases::ENGLISH.idk;
@@ -33,31 +33,6 @@ pub const NO_ANSWER_CODE: &str = "NO_ANSWER";
 
 /// What the model writes when a request is not about CrowdVision.
 pub const OUT_OF_SCOPE_CODE: &str = "OUT_OF_SCOPE";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Answered,
-    Idk,
-    Declined,
-    ToolLoopExhausted,
-    /// The next model call would have passed the request's token budget.
-    BudgetExhausted,
-}
-
-impl Decision {
-    /// The name on the wire (`answered`, `idk`, `declined`, `tool_loop_exhausted`,
-    /// `budget_exhausted`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Answered => "answered",
-            Decision::Idk => "idk",
-            Decision::Declined => "declined",
-            Decision::ToolLoopExhausted => "tool_loop_exhausted",
-            Decision::BudgetExhausted => "budget_exhausted",
-        }
-    }
-}
 
 /// Classifies a final answer. A refusal only counts when no tool ran: a model that looked data
 /// up and then refused has not declined an off-topic request, it has failed to answer.

@@ -4,8 +4,8 @@
 use super::*;
 use crate::agent::llm::FinishReason;
 use crate::agent::question::scope::TOPIC_QUESTION;
-use crate::agent::usage::Usage;
 use crate::agent::verdict::decision::{IDK_MARKER, READ_ONLY_REFUSAL, REFUSAL};
+use crate::contract::Usage;
 use crate::contract::{HistoryMessage, HistoryRole};
 use serde_json::json;
 
@@ -46,15 +46,15 @@ struct Case {
     question: &'static str,
     history: Vec<HistoryMessage>,
     tools: &'static [&'static str],
-    adjust: fn(&mut AgentSettings),
+    adjust: fn(&mut LoopSettings),
     start: Out,
     script: Vec<(In, Out)>,
 }
 
 const ALL_TOOLS: &[&str] = &crate::agent::tools::STANDARD_TOOL_NAMES;
 
-fn settings() -> AgentSettings {
-    AgentSettings {
+fn settings() -> LoopSettings {
+    LoopSettings {
         temperature: 0.0,
         max_output_tokens: 400,
         max_tool_hops: 3,
@@ -71,7 +71,7 @@ fn settings() -> AgentSettings {
     }
 }
 
-fn unchanged(_: &mut AgentSettings) {}
+fn unchanged(_: &mut LoopSettings) {}
 
 fn case(name: &'static str, question: &'static str, start: Out) -> Case {
     Case {
@@ -90,7 +90,7 @@ impl Case {
         self.script.push((input, out));
         self
     }
-    fn with(mut self, adjust: fn(&mut AgentSettings)) -> Case {
+    fn with(mut self, adjust: fn(&mut LoopSettings)) -> Case {
         self.adjust = adjust;
         self
     }
