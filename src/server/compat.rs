@@ -249,10 +249,6 @@ fn completion_id() -> String {
     format!("chatcmpl-{nanos:x}{count:x}")
 }
 
-fn now() -> u64 {
-    crate::clock::unix_secs()
-}
-
 async fn completions(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -269,7 +265,7 @@ async fn completions(
         return Ok(Json(json!({
             "id": completion_id(),
             "object": "chat.completion",
-            "created": now(),
+            "created": crate::clock::unix_secs(),
             "model": response.model,
             "choices": [{
                 "index": 0,
@@ -315,7 +311,7 @@ impl Chunks {
     fn new(model: String, include_usage: bool) -> Chunks {
         Chunks {
             id: completion_id(),
-            created: now(),
+            created: crate::clock::unix_secs(),
             model,
             include_usage,
             sent: String::new(),

@@ -28,7 +28,7 @@ pub async fn drain_oversized(limit: usize, request: Request, next: Next) -> Resp
     }
     let (parts, body) = request.into_parts();
     // When the rest was not read, hyper sees the unread body and closes the connection.
-    let (head, _drained) = split_body(body, limit + 1).await;
+    let head = head_of(body, limit + 1).await;
     next.run(Request::from_parts(parts, Body::from(head))).await
 }
 
@@ -43,49 +43,55 @@ fn declared_length(request: &Request) -> Option<u64> {
         .ok()
 }
 
-/// The first `keep` bytes of the body, and whether all of the rest was read (and dropped)
-/// within the cap and the deadline.
-async fn split_body(body: Body, keep: usize) -> (Bytes, bool) {
+/// The first `keep` bytes of the body; the rest is read and dropped, up to [`DRAIN_CAP`]
+/// bytes within [`DRAIN_DEADLINE`].
+async fn head_of(body: Body, keep: usize) -> Bytes {
     let mut frames = body.into_data_stream();
     let mut head = Vec::with_capacity(keep.min(1 << 20));
     let mut read: u64 = 0;
     let reading = async {
-        while let Some(frame) = frames.next().await {
-            let Ok(data) = frame else { return false };
+        while let Some(Ok(data)) = frames.next().await {
             read += data.len() as u64;
             let room = keep.saturating_sub(head.len());
             head.extend_from_slice(&data[..data.len().min(room)]);
             if read > DRAIN_CAP {
-                return false;
+                break;
             }
         }
-        true
     };
-    let drained = tokio::time::timeout(DRAIN_DEADLINE, reading)
-        .await
-        .unwrap_or(false);
-    (Bytes::from(head), drained)
+    let _ = tokio::time::timeout(DRAIN_DEADLINE, reading).await;
+    Bytes::from(head)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A body of `chunks` chunks of 1 MiB, counting how many were read.
+    fn counted(chunks: usize) -> (Body, Arc<AtomicUsize>) {
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let counter = pulled.clone();
+        let stream = futures::stream::iter(0..chunks).map(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from(vec![7u8; 1024 * 1024]))
+        });
+        (Body::from_stream(stream), pulled)
+    }
 
     #[tokio::test]
     async fn keeps_the_head_and_reads_the_rest() {
-        let body = Body::from(vec![7u8; 100_000]);
-        let (head, drained) = split_body(body, 1025).await;
-        assert_eq!(head.len(), 1025);
-        assert!(drained);
+        let (body, pulled) = counted(3);
+        assert_eq!(head_of(body, 1025).await.len(), 1025);
+        assert_eq!(pulled.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]
     async fn a_body_past_the_cap_is_not_read_to_its_end() {
-        let chunks = futures::stream::iter(
-            (0..20).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![0u8; 1024 * 1024]))),
-        );
-        let (head, drained) = split_body(Body::from_stream(chunks), 10).await;
-        assert_eq!(head.len(), 10);
-        assert!(!drained);
+        let (body, pulled) = counted(20);
+        assert_eq!(head_of(body, 10).await.len(), 10);
+        // 16 MiB is reached after the 16th chunk; the 17th passes it and reading stops.
+        assert_eq!(pulled.load(Ordering::SeqCst), 17);
     }
 }

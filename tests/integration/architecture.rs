@@ -10,31 +10,40 @@ const MAX_CODE_LINES: usize = 600;
 /// The longest any Rust file of `src/` or `tests/` may be, tests included, without blank lines.
 const MAX_FILE_LINES: usize = 1200;
 
-/// Every source file of the library and binary, by module path (`agent::run`, `cli::ask`).
-fn modules() -> BTreeMap<String, PathBuf> {
-    let mut found = BTreeMap::new();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut pending = vec![root.clone()];
+/// Every Rust file below `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 pending.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let relative = path.strip_prefix(&root).unwrap().with_extension("");
-                let mut parts: Vec<String> = relative
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                if parts.last().is_some_and(|p| p == "mod") {
-                    parts.pop();
-                }
-                if parts.as_slice() == ["lib"] || parts.as_slice() == ["main"] {
-                    parts.clear();
-                }
-                found.insert(parts.join("::"), path);
+                found.push(path);
             }
         }
+    }
+    found
+}
+
+/// Every source file of the library and binary, by module path (`agent::run`, `cli::ask`).
+fn modules() -> BTreeMap<String, PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = BTreeMap::new();
+    for path in rust_files(&root) {
+        let relative = path.strip_prefix(&root).unwrap().with_extension("");
+        let mut parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.last().is_some_and(|p| p == "mod") {
+            parts.pop();
+        }
+        if parts.as_slice() == ["lib"] || parts.as_slice() == ["main"] {
+            parts.clear();
+        }
+        found.insert(parts.join("::"), path);
     }
     found
 }
@@ -277,23 +286,22 @@ fn no_source_file_is_past_600_lines_of_code() {
 #[test]
 fn no_file_is_past_1200_lines_tests_included() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut pending = vec![root.join("src"), root.join("tests")];
-    let mut long = Vec::new();
-    let mut seen = 0;
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                seen += 1;
-                let lines = non_blank_lines(&std::fs::read_to_string(&path).unwrap());
-                if lines > MAX_FILE_LINES {
-                    long.push(format!("{}: {lines}", path.display()));
-                }
-            }
-        }
-    }
+    let files: Vec<PathBuf> = ["src", "tests"]
+        .iter()
+        .flat_map(|dir| rust_files(&root.join(dir)))
+        .collect();
+    let seen = files.len();
+    let long: Vec<String> = files
+        .iter()
+        .map(|path| {
+            (
+                path,
+                non_blank_lines(&std::fs::read_to_string(path).unwrap()),
+            )
+        })
+        .filter(|(_, lines)| *lines > MAX_FILE_LINES)
+        .map(|(path, lines)| format!("{}: {lines}", path.display()))
+        .collect();
     assert!(seen > 100, "the files were found: {seen}");
     assert!(
         long.is_empty(),

@@ -96,8 +96,9 @@ impl Language {
         }
     }
 
+    /// The language's place in [`Language::ALL`] (declaration order).
     fn index(self) -> usize {
-        Language::ALL.iter().position(|l| *l == self).unwrap_or(0)
+        self as usize
     }
 
     fn of(lang: Lang) -> Option<Language> {
@@ -135,9 +136,9 @@ const MIN_LEAD: f32 = 0.25;
 
 static LEXICON: LazyLock<std::collections::HashMap<&'static str, [f32; 7]>> = LazyLock::new(|| {
     let mut owners: std::collections::HashMap<&'static str, [bool; 7]> = Default::default();
-    for (index, (_, words)) in lexicon::WORDS.iter().enumerate() {
+    for (language, words) in lexicon::WORDS {
         for word in words.split_whitespace() {
-            owners.entry(word).or_default()[index] = true;
+            owners.entry(word).or_default()[language.index()] = true;
         }
     }
     owners

@@ -232,7 +232,6 @@ impl AnswerRun<'_> {
         draft: Message,
         misstated: &[figures::Misstated],
     ) -> Step {
-        let asked_in = self.asked_in.unwrap_or(language::Language::English);
         let note = match &reask {
             Reask::Heading => prompts::answer_in_sentences(self.asked_in),
             // Asked in the question's language, the reply needs no language re-ask after it.
@@ -240,7 +239,9 @@ impl AnswerRun<'_> {
             Reask::DescribedTools => prompts::ANSWER_INSTEAD_OF_DESCRIBING.to_string(),
             // Held to the answer field: asked without tools, the 1.5B model wrote its tool
             // call out as text instead.
-            Reask::Language { .. } => prompts::answer_in(asked_in),
+            Reask::Language { .. } => {
+                prompts::answer_in(self.asked_in.unwrap_or(language::Language::English))
+            }
             Reask::FromResults => prompts::REASK_FROM_RESULTS.to_string(),
         };
         if reask.sends_draft_back() {

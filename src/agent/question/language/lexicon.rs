@@ -4,7 +4,7 @@
 
 use super::Language;
 
-/// The words of each supported language, lowercase, in `Language::ALL` order.
+/// The words of each supported language, lowercase.
 pub(super) const WORDS: [(Language, &str); 7] = [
     (Language::English, ENGLISH),
     (Language::German, GERMAN),
