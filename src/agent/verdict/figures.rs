@@ -15,6 +15,7 @@
 
 mod mentions;
 
+use std::cell::OnceCell;
 use crate::agent::text::{is_stopword, sentences, singular, strip_markers};
 use mentions::{mentions, same, tokens, unit, Form, Mention, Token};
 
@@ -37,10 +38,9 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         .into_iter()
         .map(|m| m.value)
         .collect();
-    let lines: Vec<Line> = passages
-        .iter()
-        .flat_map(|(_, text)| passage_lines(text))
-        .collect();
+    // The passages are read only once a sentence states a figure to judge: most answers
+    // state none, and reading them is most of what this check costs.
+    let passage_reading: OnceCell<Vec<Line>> = OnceCell::new();
     let question_words = content_words(question);
     let quantity = quantity_named(question);
     let answer = strip_markers(answer);
@@ -48,12 +48,24 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     let mut any_in_passages = false;
     let mut stated = 0;
     for sentence in sentences(&answer) {
+        let stated_here = mentions(&tokens(sentence));
+        if stated_here
+            .iter()
+            .all(|mention| asked.contains(&mention.value) || mention.listed)
+        {
+            continue;
+        }
+        let lines = passage_reading.get_or_init(|| {
+            passages
+                .iter()
+                .flat_map(|(_, text)| passage_lines(text))
+                .collect()
+        });
         let sentence_words = content_words(sentence);
         let about: Vec<&Line> = lines
             .iter()
             .filter(|line| line.is_about(sentence, question, &sentence_words, &question_words))
             .collect();
-        let stated_here = mentions(&tokens(sentence));
         // A sentence stating a figure in the asked quantity's unit may add another ("420 ppm,
         // about 0.042 percent").
         let quantity = quantity.filter(|asked| !stated_here.iter().any(|m| m.unit == Some(asked)));
@@ -73,7 +85,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
                 found.push(Misstated {
                     figure: mention.value.clone(),
                     stated_as: holding.iter().map(|line| line.text.clone()).collect(),
-                    asked_about: lines_in_unit(&lines, asked, &question_words),
+                    asked_about: lines_in_unit(lines, asked, &question_words),
                 });
                 continue;
             }
