@@ -15,9 +15,9 @@
 
 mod mentions;
 
-use std::cell::OnceCell;
 use crate::agent::text::{is_stopword, sentences, singular, strip_markers};
 use mentions::{mentions, same, tokens, unit, Form, Mention, Token};
+use std::cell::OnceCell;
 
 /// A figure of the answer that no passage states as the answer does.
 #[derive(Debug, Clone, PartialEq, Eq)]
