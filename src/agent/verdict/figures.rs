@@ -38,6 +38,8 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         .into_iter()
         .map(|m| m.value)
         .collect();
+    // Figures the question holds and the numbers of a list are not judged.
+    let judged = |mention: &Mention| !asked.contains(&mention.value) && !mention.listed;
     // The passages are read only once a sentence states a figure to judge: most answers
     // state none, and reading them is most of what this check costs.
     let passage_reading: OnceCell<Vec<Line>> = OnceCell::new();
@@ -49,10 +51,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     let mut stated = 0;
     for sentence in sentences(&answer) {
         let stated_here = mentions(&tokens(sentence));
-        if stated_here
-            .iter()
-            .all(|mention| asked.contains(&mention.value) || mention.listed)
-        {
+        if !stated_here.iter().any(judged) {
             continue;
         }
         let lines = passage_reading.get_or_init(|| {
@@ -70,7 +69,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         // about 0.042 percent").
         let quantity = quantity.filter(|asked| !stated_here.iter().any(|m| m.unit == Some(asked)));
         for mention in stated_here {
-            if asked.contains(&mention.value) || mention.listed {
+            if !judged(&mention) {
                 continue;
             }
             stated += 1;
@@ -119,7 +118,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         // Nothing the answer states is in the passages: invented, not merely misread.
         return mentions(&tokens(&answer))
             .into_iter()
-            .filter(|m| !asked.contains(&m.value) && !m.listed)
+            .filter(judged)
             .map(|m| Misstated {
                 figure: m.value,
                 stated_as: Vec::new(),
