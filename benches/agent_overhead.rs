@@ -14,7 +14,8 @@
 //! exported over OTLP/HTTP to a loopback receiver, and exported with payloads.
 //!
 //! `cargo bench --bench agent_overhead` (`REQUESTS=20000` in process, `HTTP_REQUESTS=2000`;
-//! `BENCH_RESULT=FILE` also writes the rows as JSON, which `scripts/bench-check` reads).
+//! `BENCH_RESULT=FILE` also writes the rows as JSON, which `scripts/bench-check` reads;
+//! `ROWS=in-process` measures the first row only, for a profile of the agent alone).
 
 // The allocator of the binary, so that the figures are the ones `serve` and `ask` see.
 #[global_allocator]
@@ -111,6 +112,10 @@ async fn main() {
         "in process (agent alone)",
         &measure(&in_process, requests).await,
     )];
+    // `ROWS=in-process` stops after the first row: what a profile of the agent alone wants.
+    if std::env::var("ROWS").is_ok_and(|rows| rows == "in-process") {
+        return write_result(rows);
+    }
     let receiver = otlp_receiver();
     // Each row its own log filter (run without `RUST_LOG`, which would win over it).
     let summaries = "warn,crowdvision_agent::requests=info";
@@ -172,7 +177,11 @@ async fn main() {
         "loopback HTTP (agent + adapter + scripted server)",
         &measure(&over_http, http_requests).await,
     ));
-    // The same rows as JSON, for scripts/bench-check.
+    write_result(rows);
+}
+
+/// The rows as JSON in `BENCH_RESULT`, for scripts/bench-check.
+fn write_result(rows: Vec<serde_json::Value>) {
     if let Ok(path) = std::env::var("BENCH_RESULT") {
         let result = serde_json::json!({"bench": "agent_overhead", "rows": rows});
         std::fs::write(&path, result.to_string()).unwrap();

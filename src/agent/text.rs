@@ -80,18 +80,76 @@ pub fn strip_markers(text: &str) -> String {
     out
 }
 
+/// The blocks of `text` between blank lines: `text.split("\n\n")`, found with a byte search
+/// (`str::split` with a two-byte pattern runs the general substring searcher over every byte).
+pub fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        let bytes = current.as_bytes();
+        let mut from = 0;
+        while let Some(at) = bytes[from..].iter().position(|&b| b == b'\n') {
+            let at = from + at;
+            if bytes.get(at + 1) == Some(&b'\n') {
+                rest = Some(&current[at + 2..]);
+                return Some(&current[..at]);
+            }
+            from = at + 1;
+        }
+        rest = None;
+        Some(current)
+    })
+}
+
 /// `word` in lower case, copied only when it has capitals.
 pub fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
-    if word.chars().any(char::is_uppercase) {
+    let changes = |c: char| {
+        let mut lower = c.to_lowercase();
+        lower.next() != Some(c) || lower.next().is_some()
+    };
+    let has_capitals = if word.is_ascii() {
+        word.bytes().any(|b| b.is_ascii_uppercase())
+    } else {
+        // Not only `is_uppercase`: title-case letters (`ǅ`) have a lower case too.
+        word.chars().any(changes)
+    };
+    if has_capitals {
         std::borrow::Cow::Owned(word.to_lowercase())
     } else {
         std::borrow::Cow::Borrowed(word)
     }
 }
 
+/// The hasher of the fixed word lists.
+pub type WordHasher = std::hash::BuildHasherDefault<Fnv>;
+
+/// FNV-1a, for the fixed word lists (units, stopwords, the language lexicon): their keys are a
+/// few bytes long and chosen by us, so a hash resistant to chosen keys (the default) only costs
+/// time.
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    /// FNV-1a's offset basis.
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Words too common to say what a sentence is about (English, and a few German and French).
 pub fn is_stopword(word: &str) -> bool {
-    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str, WordHasher>> =
         std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
     SET.contains(word)
 }
@@ -172,3 +230,46 @@ const STOPWORDS: &[&str] = &[
     "leur",
     "cette",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PIECES: &[&str] = &[
+        "\n",
+        "\n\n",
+        "\n\n\n",
+        " ",
+        "a",
+        "Humidity",
+        "ǅemal",
+        "ΣΊΣΥΦΟΣ",
+        "İ",
+        "Straße",
+        "é\n",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn paragraphs_are_the_blank_line_split(
+            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..20),
+            free in "\\PC{0,20}",
+        ) {
+            let text = format!("{}{free}", pieces.concat());
+            proptest::prop_assert_eq!(
+                paragraphs(&text).collect::<Vec<_>>(),
+                text.split("\n\n").collect::<Vec<_>>()
+            );
+        }
+
+        #[test]
+        fn lowercase_is_to_lowercase(
+            free in "\\PC{0,12}",
+            piece in proptest::sample::select(PIECES),
+        ) {
+            for word in [free.as_str(), piece] {
+                proptest::prop_assert_eq!(lowercase(word).into_owned(), word.to_lowercase());
+            }
+        }
+    }
+}

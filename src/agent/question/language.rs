@@ -13,6 +13,7 @@
 //! Trigrams measure prose: citation markers, footnote lines, identifiers (`hq-201`), numbers
 //! and units are removed first, because they look the same in every language.
 
+use crate::agent::text::WordHasher;
 use std::sync::LazyLock;
 use whatlang::{Detector, Lang};
 
@@ -134,21 +135,22 @@ const MIN_SCORE: f32 = 0.5;
 /// The lead the best language needs over the next.
 const MIN_LEAD: f32 = 0.25;
 
-static LEXICON: LazyLock<std::collections::HashMap<&'static str, [f32; 7]>> = LazyLock::new(|| {
-    let mut owners: std::collections::HashMap<&'static str, [bool; 7]> = Default::default();
-    for (language, words) in lexicon::WORDS {
-        for word in words.split_whitespace() {
-            owners.entry(word).or_default()[language.index()] = true;
+static LEXICON: LazyLock<std::collections::HashMap<&'static str, [f32; 7], WordHasher>> =
+    LazyLock::new(|| {
+        let mut owners: std::collections::HashMap<&'static str, [bool; 7]> = Default::default();
+        for (language, words) in lexicon::WORDS {
+            for word in words.split_whitespace() {
+                owners.entry(word).or_default()[language.index()] = true;
+            }
         }
-    }
-    owners
-        .into_iter()
-        .map(|(word, owned)| {
-            let share = 1.0 / owned.iter().filter(|o| **o).count() as f32;
-            (word, owned.map(|o| if o { share } else { 0.0 }))
-        })
-        .collect()
-});
+        owners
+            .into_iter()
+            .map(|(word, owned)| {
+                let share = 1.0 / owned.iter().filter(|o| **o).count() as f32;
+                (word, owned.map(|o| if o { share } else { 0.0 }))
+            })
+            .collect()
+    });
 
 /// Letters only some of the languages write, and who writes them.
 const LETTERS: &[(char, &[Language])] = {

@@ -34,23 +34,22 @@ pub struct Misstated {
 /// unit; empty when every figure is (or the answer states none). `passages` are (chunk id,
 /// text).
 pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) -> Vec<Misstated> {
-    let asked: Vec<String> = mentions(&tokens(question))
-        .into_iter()
-        .map(|m| m.value)
-        .collect();
-    // Figures the question holds and the numbers of a list are not judged.
-    let judged = |mention: &Mention| !asked.contains(&mention.value) && !mention.listed;
-    // The passages are read only once a sentence states a figure to judge: most answers
-    // state none, and reading them is most of what this check costs.
+    // The question and the passages are read only once a sentence states a figure: most
+    // answers state none, and reading them is most of what this check costs.
+    let question_reading: OnceCell<QuestionReading> = OnceCell::new();
     let passage_reading: OnceCell<Vec<Line>> = OnceCell::new();
-    let question_words = content_words(question);
-    let quantity = quantity_named(question);
     let answer = strip_markers(answer);
     let mut found: Vec<Misstated> = Vec::new();
     let mut any_in_passages = false;
     let mut stated = 0;
     for sentence in sentences(&answer) {
         let stated_here = mentions(&tokens(sentence));
+        if stated_here.is_empty() {
+            continue;
+        }
+        let asked = question_reading.get_or_init(|| QuestionReading::of(question));
+        let (question_words, quantity) = (&asked.words, asked.quantity);
+        let judged = |mention: &Mention| asked.judges(mention);
         if !stated_here.iter().any(judged) {
             continue;
         }
@@ -63,7 +62,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
         let sentence_words = content_words(sentence);
         let about: Vec<&Line> = lines
             .iter()
-            .filter(|line| line.is_about(sentence, question, &sentence_words, &question_words))
+            .filter(|line| line.is_about(sentence, question, &sentence_words, question_words))
             .collect();
         // A sentence stating a figure in the asked quantity's unit may add another ("420 ppm,
         // about 0.042 percent").
@@ -84,7 +83,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
                 found.push(Misstated {
                     figure: mention.value.clone(),
                     stated_as: holding.iter().map(|line| line.text.clone()).collect(),
-                    asked_about: lines_in_unit(lines, asked, &question_words),
+                    asked_about: lines_in_unit(lines, asked, question_words),
                 });
                 continue;
             }
@@ -114,11 +113,14 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
             }
         }
     }
-    if stated > 0 && !any_in_passages {
+    if let Some(asked) = question_reading
+        .get()
+        .filter(|_| stated > 0 && !any_in_passages)
+    {
         // Nothing the answer states is in the passages: invented, not merely misread.
         return mentions(&tokens(&answer))
             .into_iter()
-            .filter(judged)
+            .filter(|mention| asked.judges(mention))
             .map(|m| Misstated {
                 figure: m.value,
                 stated_as: Vec::new(),
@@ -128,6 +130,33 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     }
     found.dedup_by(|a, b| a.figure == b.figure);
     found
+}
+
+/// What the figure check reads of the question.
+struct QuestionReading {
+    /// The figures the question holds: not judged (a room id, a value asked about).
+    figures: Vec<String>,
+    words: Vec<String>,
+    /// The measured quantity the question names, when it names one.
+    quantity: Option<&'static str>,
+}
+
+impl QuestionReading {
+    fn of(question: &str) -> Self {
+        QuestionReading {
+            figures: mentions(&tokens(question))
+                .into_iter()
+                .map(|m| m.value)
+                .collect(),
+            words: content_words(question),
+            quantity: quantity_named(question),
+        }
+    }
+
+    /// Figures the question holds and the numbers of a list are not judged.
+    fn judges(&self, mention: &Mention) -> bool {
+        !self.figures.contains(&mention.value) && !mention.listed
+    }
 }
 
 /// The one table row of `passages` that the question names by a label ("What CO2 level is

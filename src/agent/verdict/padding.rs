@@ -74,10 +74,10 @@ pub fn strip(answer: &str) -> String {
 fn sentences(line: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut start = 0;
-    let chars: Vec<(usize, char)> = line.char_indices().collect();
-    for (i, &(at, c)) in chars.iter().enumerate() {
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         let ends =
-            matches!(c, '.' | '!' | '?') && chars.get(i + 1).is_none_or(|&(_, next)| next == ' ');
+            matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|&(_, next)| next == ' ');
         if ends {
             let mut end = at + c.len_utf8();
             while line[end..].starts_with(' ') {
@@ -94,9 +94,11 @@ fn sentences(line: &str) -> Vec<&str> {
 }
 
 fn is_meta_only(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
     let holds_answer = sentence.chars().any(|c| c.is_ascii_digit()) || sentence.contains("[^");
-    !holds_answer && META_PHRASES.iter().any(|phrase| lower.contains(phrase))
+    !holds_answer && {
+        let lower = sentence.to_lowercase();
+        META_PHRASES.iter().any(|phrase| lower.contains(phrase))
+    }
 }
 
 fn without_meta_opening(sentence: &str) -> String {

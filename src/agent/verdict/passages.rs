@@ -5,6 +5,7 @@
 //! table's grid picks the wrong row ("poor" from the "very poor" row below it), while each
 //! row spelled out with its headers is read right.
 
+use crate::agent::text::{lowercase, paragraphs};
 use crate::citations::ChunkOrigin;
 
 /// One passage of a `search_docs` result, borrowed from it.
@@ -78,30 +79,32 @@ fn question_words(question: &str) -> Vec<String> {
         "where", "many", "much", "right", "into", "your", "should",
     ];
     words_of(question)
-        .filter(|w| !COMMON.contains(&w.as_str()))
+        .filter(|w| !COMMON.contains(&w.as_ref()))
+        .map(std::borrow::Cow::into_owned)
         .collect()
 }
 
-fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+fn words_of(text: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| {
             w.chars().count() >= 4 || (w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
         })
-        .map(str::to_lowercase)
+        .map(lowercase)
 }
 
 /// Two words match when equal, or when both are long and share their first five letters
 /// ("humid" in "humidity" and "humid").
 fn same_word(a: &str, b: &str) -> bool {
-    let stem = |w: &str| w.chars().take(5).collect::<String>();
-    a == b || (a.chars().count() >= 5 && b.chars().count() >= 5 && stem(a) == stem(b))
+    a == b
+        || (a.chars().nth(4).is_some()
+            && b.chars().nth(4).is_some()
+            && a.chars().take(5).eq(b.chars().take(5)))
 }
 
 /// The paragraphs of `text` (blocks between blank lines) sharing a word with `asked`; `None`
 /// when none does.
 fn matching_paragraphs(text: &str, asked: &[String]) -> Option<String> {
-    let kept: Vec<&str> = text
-        .split("\n\n")
+    let kept: Vec<&str> = paragraphs(text)
         .filter(|block| words_of(block).any(|w| asked.iter().any(|a| same_word(a, &w))))
         .collect();
     (!kept.is_empty()).then(|| kept.join("\n\n"))
@@ -132,13 +135,20 @@ fn write_passages<'a>(
         let Some(kept) = keep(rank, field("text").trim()) else {
             continue;
         };
-        text.push_str(&format!(
-            "\n[^{}] ({} › {})\n{}\n",
+        // Pieces pushed one by one: `format!` would copy each passage twice.
+        for piece in [
+            "\n[^",
             field("chunk_id"),
+            "] (",
             field("source"),
+            " › ",
             field("section"),
-            tables_as_rows(&kept)
-        ));
+            ")\n",
+            &tables_as_rows(&kept),
+            "\n",
+        ] {
+            text.push_str(piece);
+        }
     }
     Some(text)
 }
@@ -249,5 +259,71 @@ mod tests {
         );
         let not_a_table = "a | b\n| only one line |";
         assert_eq!(tables_as_rows(not_a_table), not_a_table);
+    }
+
+    /// The paragraph filter as first written (a lowercased copy of every word, a stem copied
+    /// per comparison), the reference the faster one must agree with.
+    fn matching_paragraphs_as_first_written(text: &str, asked: &[String]) -> Option<String> {
+        let words = |text: &str| {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| {
+                    w.chars().count() >= 4
+                        || (w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
+                })
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        };
+        let stem = |w: &str| w.chars().take(5).collect::<String>();
+        let same = |a: &str, b: &str| {
+            a == b || (a.chars().count() >= 5 && b.chars().count() >= 5 && stem(a) == stem(b))
+        };
+        let kept: Vec<&str> = text
+            .split("\n\n")
+            .filter(|block| {
+                words(block)
+                    .iter()
+                    .any(|w| asked.iter().any(|a| same(a, w)))
+            })
+            .collect();
+        (!kept.is_empty()).then(|| kept.join("\n\n"))
+    }
+
+    const WORDS: &[&str] = &[
+        "Humidity",
+        "humid",
+        "humidité",
+        "HUMIDITÉ",
+        "CO2",
+        "co2",
+        "ǅemal",
+        "Ǆ",
+        "ΣΊΣΥΦΟΣ",
+        "σίσυφος",
+        "İstanbul",
+        "sensor",
+        "Sensors",
+        "ppm",
+        "20",
+        "\n\n",
+        "a",
+        "Straße",
+        "STRASSE",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn the_paragraph_filter_agrees_with_the_first_one(
+            text in proptest::collection::vec(proptest::sample::select(WORDS), 0..30),
+            question in proptest::collection::vec(proptest::sample::select(WORDS), 0..6),
+            free in "\\PC{0,40}",
+        ) {
+            let text = format!("{} {free}", text.join(" "));
+            let asked = question_words(&format!("{} {free}", question.join(" ")));
+            proptest::prop_assert_eq!(
+                matching_paragraphs(&text, &asked),
+                matching_paragraphs_as_first_written(&text, &asked)
+            );
+        }
+
     }
 }

@@ -37,6 +37,9 @@ pub fn stale_readings(content: &Value) -> Vec<StaleReading> {
 /// The sentence to add to `answer` when it states the value of one of `stale` and says
 /// nothing of its age; about the oldest such reading.
 pub fn unsaid_age(answer: &str, stale: &[StaleReading], language: Language) -> Option<String> {
+    if stale.is_empty() {
+        return None;
+    }
     let text = strip_markers(answer);
     let stated = figures_of(&text);
     let oldest = stale

@@ -1,10 +1,9 @@
 //! Figures read out of text: numbers with the form a text gives them (a point, a bound, one
 //! end of a range) and their unit, in the languages the agent answers in. Pure.
 
-use crate::agent::text::{read_number, singular};
+use crate::agent::text::{read_number, singular, WordHasher};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -373,30 +372,7 @@ pub(super) const UNITS: &[(&str, &[&str])] = &[
     ("reading", &["reading", "messwert", "messwerte", "mesure"]),
 ];
 
-/// FNV-1a: the names are a few bytes long and fixed, so a hash resistant to chosen keys (the
-/// default) only costs time here.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    /// FNV-1a's offset basis.
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type Names = HashMap<&'static str, (usize, &'static str), BuildHasherDefault<Fnv>>;
+type Names = HashMap<&'static str, (usize, &'static str), WordHasher>;
 
 /// Each name of [`UNITS`] with the place of its unit there and the unit (the first place when a
 /// name were listed twice).
