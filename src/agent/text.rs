@@ -11,32 +11,32 @@ pub fn sentences(text: &str) -> Vec<&str> {
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let after = i + c.len_utf8();
-        // Markers right after the full stop belong to the sentence they end.
         let markers = match c {
-            '.' | '!' | '?' => citations::leading_markers(&text[after..]),
-            _ => 0,
-        };
-        let next = text[after + markers..].chars().next();
-        let ends = match c {
-            '\n' => true,
-            '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
-            _ => false,
-        };
-        if ends {
-            while chars.peek().is_some_and(|&(j, _)| j < after + markers) {
-                chars.next();
-            }
-            let mut end = after + markers;
-            while let Some(&(j, n)) = chars.peek() {
-                if !n.is_whitespace() {
-                    break;
+            '\n' => 0,
+            '.' | '!' | '?' => {
+                // Markers right after the full stop belong to the sentence they end.
+                let markers = citations::leading_markers(&text[after..]);
+                let next = text[after + markers..].chars().next();
+                if !next.is_none_or(char::is_whitespace) {
+                    continue;
                 }
-                end = j + n.len_utf8();
-                chars.next();
+                markers
             }
-            parts.push(&text[start..end]);
-            start = end;
+            _ => continue,
+        };
+        while chars.peek().is_some_and(|&(j, _)| j < after + markers) {
+            chars.next();
         }
+        let mut end = after + markers;
+        while let Some(&(j, n)) = chars.peek() {
+            if !n.is_whitespace() {
+                break;
+            }
+            end = j + n.len_utf8();
+            chars.next();
+        }
+        parts.push(&text[start..end]);
+        start = end;
     }
     if start < text.len() {
         parts.push(&text[start..]);
@@ -80,15 +80,16 @@ pub fn strip_markers(text: &str) -> String {
     out
 }
 
-/// The blocks of `text` between blank lines: `text.split("\n\n")`, found with a byte search
-/// (`str::split` with a two-byte pattern runs the general substring searcher over every byte).
+/// The blocks of `text` between blank lines: `text.split("\n\n")`, found with a vectorised
+/// byte search (`str::split` with a two-byte pattern runs the general substring searcher over
+/// every byte).
 pub fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let current = rest?;
         let bytes = current.as_bytes();
         let mut from = 0;
-        while let Some(at) = bytes[from..].iter().position(|&b| b == b'\n') {
+        while let Some(at) = memchr::memchr(b'\n', &bytes[from..]) {
             let at = from + at;
             if bytes.get(at + 1) == Some(&b'\n') {
                 rest = Some(&current[at + 2..]);
@@ -249,7 +250,72 @@ mod tests {
         "é\n",
     ];
 
+    /// The sentence splitter as first written (the next character read after every character),
+    /// the reference the faster one must agree with.
+    fn sentences_as_first_written(text: &str) -> Vec<&str> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let after = i + c.len_utf8();
+            let markers = match c {
+                '.' | '!' | '?' => citations::leading_markers(&text[after..]),
+                _ => 0,
+            };
+            let next = text[after + markers..].chars().next();
+            let ends = match c {
+                '\n' => true,
+                '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
+                _ => false,
+            };
+            if ends {
+                while chars.peek().is_some_and(|&(j, _)| j < after + markers) {
+                    chars.next();
+                }
+                let mut end = after + markers;
+                while let Some(&(j, n)) = chars.peek() {
+                    if !n.is_whitespace() {
+                        break;
+                    }
+                    end = j + n.len_utf8();
+                    chars.next();
+                }
+                parts.push(&text[start..end]);
+                start = end;
+            }
+        }
+        if start < text.len() {
+            parts.push(&text[start..]);
+        }
+        parts
+    }
+
+    const SENTENCE_PIECES: &[&str] = &[
+        ".",
+        "!",
+        "?",
+        " ",
+        "\n",
+        "20.2",
+        "[^ab12cd34ef56]",
+        "[^x]",
+        "Rooms",
+        "é",
+        "\u{3000}",
+        ".[^ab12cd34ef56] ",
+        "```\n",
+    ];
+
     proptest::proptest! {
+        #[test]
+        fn sentences_agree_with_the_first_splitter(
+            pieces in proptest::collection::vec(proptest::sample::select(SENTENCE_PIECES), 0..25),
+            free in "\\PC{0,20}",
+        ) {
+            let text = format!("{}{free}", pieces.concat());
+            proptest::prop_assert_eq!(sentences(&text), sentences_as_first_written(&text));
+        }
+
         #[test]
         fn paragraphs_are_the_blank_line_split(
             pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..20),

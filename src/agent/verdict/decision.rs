@@ -193,17 +193,21 @@ fn names_a_function(text: &str) -> bool {
 /// Straight quotes and single spaces, without surrounding quotes or emphasis, so that
 /// typographic variants of the marker are still recognised.
 fn normalise(answer: &str) -> String {
-    let replaced: String = answer
-        .chars()
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' => '\'',
-            _ => c,
-        })
-        .collect();
-    replaced
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut spaced = String::with_capacity(answer.len());
+    for word in answer.split_whitespace() {
+        if !spaced.is_empty() {
+            spaced.push(' ');
+        }
+        if word.contains(['\u{2018}', '\u{2019}']) {
+            spaced.extend(word.chars().map(|c| match c {
+                '\u{2018}' | '\u{2019}' => '\'',
+                _ => c,
+            }));
+        } else {
+            spaced.push_str(word);
+        }
+    }
+    spaced
         .trim_matches(|c: char| c == '"' || c == '*' || c == '_' || c == '>' || c == ' ')
         .to_string()
 }

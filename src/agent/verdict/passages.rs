@@ -33,15 +33,22 @@ pub fn returned(content: &serde_json::Value) -> Vec<Passage<'_>> {
     results
         .iter()
         .filter_map(|passage| {
-            let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+            let field = |name: &str| text_field(passage, name).unwrap_or("");
             Some(Passage {
-                chunk_id: passage.get("chunk_id")?.as_str()?,
+                chunk_id: text_field(passage, "chunk_id")?,
                 source: field("source"),
                 section: field("section"),
                 text: field("text"),
             })
         })
         .collect()
+}
+
+/// A passage's field that holds text, by name. Its few fields are scanned: cheaper than
+/// hashing the name, which every passage of every request would pay.
+fn text_field<'a>(passage: &'a serde_json::Value, name: &str) -> Option<&'a str> {
+    let (_, value) = passage.as_object()?.iter().find(|(key, _)| *key == name)?;
+    value.as_str()
 }
 
 /// Passages written whole, best ranked first; the others keep only their paragraphs that
@@ -131,7 +138,7 @@ fn write_passages<'a>(
          write its marker.\n",
     );
     for (rank, passage) in results.iter().enumerate() {
-        let field = |name: &str| passage.get(name).and_then(|v| v.as_str()).unwrap_or("");
+        let field = |name: &str| text_field(passage, name).unwrap_or("");
         let Some(kept) = keep(rank, field("text").trim()) else {
             continue;
         };
@@ -156,7 +163,7 @@ fn write_passages<'a>(
 /// Markdown tables in `text` rewritten as one line per row, each cell after its header
 /// (`- ppm: 1000 to 1400; band: poor`); everything else is kept as it is.
 pub fn tables_as_rows(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('|') {
+    if memchr::memchr(b'|', text.as_bytes()).is_none() {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = Vec::new();
