@@ -43,6 +43,10 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     let mut any_in_passages = false;
     let mut stated = 0;
     for sentence in sentences(&answer) {
+        // Every figure starts with a digit.
+        if !sentence.bytes().any(|b| b.is_ascii_digit()) {
+            continue;
+        }
         let stated_here = mentions(&tokens(sentence));
         if stated_here.is_empty() {
             continue;

@@ -92,7 +92,8 @@ pub fn attribute_fragment(
 pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<String> {
     let mut unsupported = Vec::new();
     for sentence in sentences(answer) {
-        let wanted = terms(&strip_markers(sentence));
+        let unmarked = strip_markers(sentence);
+        let wanted = terms(&unmarked);
         for (_, id) in citations::markers(sentence) {
             let Some((_, text)) = passages.iter().find(|(chunk, _)| chunk == id) else {
                 continue;
@@ -288,10 +289,12 @@ fn same_figure(stated: &str, known: &str) -> bool {
     stated == known || equal_values || (stated.contains('.') && known.starts_with(stated))
 }
 
+/// The figures and content words of a text; the words borrowed from it where they need no
+/// change.
 #[derive(Debug, Default)]
-struct Terms {
+struct Terms<'a> {
     numbers: Vec<String>,
-    words: Vec<String>,
+    words: Vec<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -306,7 +309,7 @@ impl Support {
     }
 }
 
-impl Terms {
+impl Terms<'_> {
     /// Whether `text` shares enough of these terms, read until it does.
     fn supported_by(&self, text: &str) -> bool {
         let mut numbers = Vec::new();
@@ -321,7 +324,7 @@ impl Terms {
                 Term::Word(word) => {
                     if self
                         .words
-                        .binary_search_by(|w| w.as_str().cmp(&word))
+                        .binary_search_by(|w| w.as_ref().cmp(word.as_ref()))
                         .is_ok()
                         && !words.contains(&word)
                     {
@@ -340,7 +343,7 @@ impl Terms {
         false
     }
 
-    fn support_in(&self, passage: &Terms) -> Support {
+    fn support_in(&self, passage: &Terms<'_>) -> Support {
         Support {
             numbers: self
                 .numbers
@@ -408,12 +411,12 @@ fn content_word(word: &str) -> Option<Term<'_>> {
         .then_some(Term::Word(singular_form))
 }
 
-fn terms(text: &str) -> Terms {
+fn terms(text: &str) -> Terms<'_> {
     let mut found = Terms::default();
     for term in each_term(text) {
         match term {
             Term::Number(number) => found.numbers.push(number),
-            Term::Word(word) => found.words.push(word.into_owned()),
+            Term::Word(word) => found.words.push(word),
         }
     }
     // Sorted and without repeats, for the binary searches of `support_in`.
@@ -639,7 +642,8 @@ mod tests {
             sentence in proptest::collection::vec(word(), 0..12),
             passage in proptest::collection::vec(word(), 0..40),
         ) {
-            let wanted = terms(&sentence.join(" "));
+            let sentence = sentence.join(" ");
+            let wanted = terms(&sentence);
             let text = passage.join(" ");
             proptest::prop_assert_eq!(
                 wanted.supported_by(&text),

@@ -47,7 +47,11 @@ const META_OPENINGS: &[&str] = &[
 /// returned as it was.
 pub fn strip(answer: &str) -> String {
     // An elision mark copied from a prompt's layout ("[...] The rooms are …") says nothing.
-    let answer = &answer.replace("[...]", "").replace("[…]", "");
+    let answer: &str = &if answer.contains("[...]") || answer.contains("[…]") {
+        std::borrow::Cow::Owned(answer.replace("[...]", "").replace("[…]", ""))
+    } else {
+        std::borrow::Cow::Borrowed(answer)
+    };
     let kept: Vec<String> = answer
         .split('\n')
         .map(|line| {

@@ -53,9 +53,12 @@ pub(super) fn tokens(text: &str) -> Vec<Token> {
             {
                 i += 1;
             }
-            out.push(Token::Word(
-                chars[start..i].iter().collect::<String>().to_lowercase(),
-            ));
+            let word = &chars[start..i];
+            out.push(Token::Word(if word.iter().all(char::is_ascii) {
+                word.iter().map(char::to_ascii_lowercase).collect()
+            } else {
+                word.iter().collect::<String>().to_lowercase()
+            }));
         } else {
             out.push(Token::Mark(c));
             i += 1;
