@@ -186,13 +186,13 @@ const LETTERS: &[(char, &[Language])] = {
 fn scores(text: &str) -> [f32; 7] {
     let mut scores = [0.0f32; 7];
     let lower = text.to_lowercase();
-    for word in words(&lower) {
+    visit_words(&lower, |word| {
         if let Some(shares) = LEXICON.get(word) {
             for (score, share) in scores.iter_mut().zip(shares) {
                 *score += share;
             }
         }
-    }
+    });
     // Every marked letter is outside ASCII: most English text needs no search for them.
     let marked_letters = if lower.is_ascii() { &[][..] } else { LETTERS };
     for (letter, writers) in marked_letters {
@@ -206,24 +206,29 @@ fn scores(text: &str) -> [f32; 7] {
     scores
 }
 
-/// The words of lowercase `text` as the lexicon lists them: split at anything but letters and
-/// apostrophes; an elided article or pronoun (`l'`, `qu'`, `dov'`) kept as its own word with
+/// Hands `found` the words of lowercase `text` as the lexicon lists them: split at anything but
+/// letters and apostrophes; an elided article or pronoun (`l'`, `qu'`, `dov'`) kept as its own word with
 /// its apostrophe; words holding digits dropped.
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-        .filter(|word| !word.is_empty() && !word.chars().any(|c| c.is_ascii_digit()))
-        .flat_map(|word| {
-            let word = word.trim_matches(|c| c == '\'' || c == '’');
-            match word.find(['\'', '’']) {
-                Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
-                    let quote = word[at..].chars().next().map_or(1, char::len_utf8);
-                    [Some(&word[..at + 1]), Some(&word[at + quote..])]
-                }
-                _ => [Some(word), None],
+fn visit_words<'a>(text: &'a str, mut found: impl FnMut(&'a str)) {
+    let mut visit = |word: &'a str| {
+        if !word.is_empty() {
+            found(word);
+        }
+    };
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')) {
+        if word.is_empty() || word.bytes().any(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let word = word.trim_matches(|c| c == '\'' || c == '’');
+        match word.find(['\'', '’']) {
+            Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
+                let quote = word[at..].chars().next().map_or(1, char::len_utf8);
+                visit(&word[..at + 1]);
+                visit(&word[at + quote..]);
             }
-        })
-        .flatten()
-        .filter(|word| !word.is_empty())
+            _ => visit(word),
+        }
+    }
 }
 
 /// `asked` (the question's language), when `answer` is not plainly in it: detected in another one, or,

@@ -15,6 +15,8 @@
 use crate::agent::question::words::words;
 use crate::agent::text::{is_stopword, lowercase, read_number, sentences, singular, strip_markers};
 use crate::citations;
+use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 /// Terms of a sentence a passage must share before it supports the sentence: one number, or
 /// this many content words.
@@ -294,7 +296,7 @@ fn same_figure(stated: &str, known: &str) -> bool {
 #[derive(Debug, Default)]
 struct Terms<'a> {
     numbers: Vec<String>,
-    words: Vec<std::borrow::Cow<'a, str>>,
+    words: Vec<Cow<'a, str>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -313,8 +315,8 @@ impl Terms<'_> {
     /// Whether `text` shares enough of these terms, read until it does.
     fn supported_by(&self, text: &str) -> bool {
         let mut numbers = Vec::new();
-        let mut words: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-        for term in each_term(text) {
+        let mut words: Vec<Cow<'_, str>> = Vec::new();
+        let read = visit_terms(text, |term| {
             match term {
                 Term::Number(number) => {
                     if self.numbers.binary_search(&number).is_ok() {
@@ -337,10 +339,12 @@ impl Terms<'_> {
                 words: words.len(),
             };
             if support.is_enough() {
-                return true;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-        }
-        false
+        });
+        read.is_break()
     }
 
     fn support_in(&self, passage: &Terms<'_>) -> Support {
@@ -362,39 +366,43 @@ impl Terms<'_> {
 /// One term of a text: a figure in one form, or a content word lowercased and singular.
 enum Term<'a> {
     Number(String),
-    Word(std::borrow::Cow<'a, str>),
+    Word(Cow<'a, str>),
 }
 
-/// The terms of `text` in order, repeats included.
-fn each_term(text: &str) -> impl Iterator<Item = Term<'_>> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
-        .map(|raw| raw.trim_matches(|c: char| c == '.' || c == ','))
-        .filter(|token| !token.is_empty())
-        .flat_map(|token| {
-            let has_digit = token.bytes().any(|b| b.is_ascii_digit());
-            let single = if has_digit && token.starts_with(char::is_alphabetic) {
-                // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
-                Some(Term::Word(std::borrow::Cow::Owned(
-                    token.to_lowercase().replace('.', ""),
-                )))
-            } else if has_digit {
-                // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
-                let end = token
-                    .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-                    .unwrap_or(token.len());
-                Some(Term::Number(read_number(
-                    token[..end].trim_end_matches(['.', ',']),
-                )))
-            } else {
-                None
-            };
-            let words = single
-                .is_none()
-                .then(|| token.split([',', '.']).filter_map(content_word))
-                .into_iter()
-                .flatten();
-            single.into_iter().chain(words)
-        })
+/// Hands `found` each term of `text` in order, repeats included, until it breaks. A plain
+/// loop rather than an iterator chain: this reads every passage a marker points at.
+fn visit_terms<'a>(
+    text: &'a str,
+    mut found: impl FnMut(Term<'a>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ',')) {
+        let token = raw.trim_matches(|c: char| c == '.' || c == ',');
+        if token.is_empty() {
+            continue;
+        }
+        let has_digit = token.bytes().any(|b| b.is_ascii_digit());
+        if has_digit && token.starts_with(char::is_alphabetic) {
+            // A name with digits (CO2, PM2.5, AA3): a word of any length, never a figure.
+            found(Term::Word(Cow::Owned(
+                token.to_lowercase().replace('.', ""),
+            )))?;
+        } else if has_digit {
+            // A figure, with a unit written onto it or not (`402ppm`, `20.5`).
+            let end = token
+                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+                .unwrap_or(token.len());
+            found(Term::Number(read_number(
+                token[..end].trim_end_matches(['.', ',']),
+            )))?;
+        } else {
+            for word in token.split([',', '.']) {
+                if let Some(term) = content_word(word) {
+                    found(term)?;
+                }
+            }
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// `word` as a term, or `None` when it is too short or a stopword.
@@ -404,8 +412,8 @@ fn content_word(word: &str) -> Option<Term<'_>> {
         return None;
     }
     let singular_form = match lowercase(word) {
-        std::borrow::Cow::Borrowed(lower) => std::borrow::Cow::Borrowed(singular(lower, 4)),
-        std::borrow::Cow::Owned(lower) => std::borrow::Cow::Owned(singular(&lower, 4).to_string()),
+        Cow::Borrowed(lower) => Cow::Borrowed(singular(lower, 4)),
+        Cow::Owned(lower) => Cow::Owned(singular(&lower, 4).to_string()),
     };
     (singular_form.chars().count() >= 4 && !is_stopword(&singular_form))
         .then_some(Term::Word(singular_form))
@@ -413,12 +421,13 @@ fn content_word(word: &str) -> Option<Term<'_>> {
 
 fn terms(text: &str) -> Terms<'_> {
     let mut found = Terms::default();
-    for term in each_term(text) {
+    let _ = visit_terms(text, |term| {
         match term {
             Term::Number(number) => found.numbers.push(number),
             Term::Word(word) => found.words.push(word),
         }
-    }
+        ControlFlow::Continue(())
+    });
     // Sorted and without repeats, for the binary searches of `support_in`.
     found.numbers.sort_unstable();
     found.numbers.dedup();
@@ -649,6 +658,62 @@ mod tests {
                 wanted.supported_by(&text),
                 wanted.support_in(&terms(&text)).is_enough()
             );
+        }
+    }
+
+    /// The terms of `text` as first read (an iterator chain), the reference of `visit_terms`.
+    fn terms_as_first_read(text: &str) -> (Vec<String>, Vec<String>) {
+        let each = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
+            .map(|raw| raw.trim_matches(|c: char| c == '.' || c == ','))
+            .filter(|token| !token.is_empty())
+            .flat_map(|token| {
+                let has_digit = token.bytes().any(|b| b.is_ascii_digit());
+                let single = if has_digit && token.starts_with(char::is_alphabetic) {
+                    Some(Term::Word(Cow::Owned(
+                        token.to_lowercase().replace('.', ""),
+                    )))
+                } else if has_digit {
+                    let end = token
+                        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+                        .unwrap_or(token.len());
+                    Some(Term::Number(read_number(
+                        token[..end].trim_end_matches(['.', ',']),
+                    )))
+                } else {
+                    None
+                };
+                let words = single
+                    .is_none()
+                    .then(|| token.split([',', '.']).filter_map(content_word))
+                    .into_iter()
+                    .flatten();
+                single.into_iter().chain(words)
+            });
+        let (mut numbers, mut words) = (Vec::new(), Vec::new());
+        for term in each {
+            match term {
+                Term::Number(number) => numbers.push(number),
+                Term::Word(word) => words.push(word.into_owned()),
+            }
+        }
+        numbers.sort_unstable();
+        numbers.dedup();
+        words.sort_unstable();
+        words.dedup();
+        (numbers, words)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn terms_are_read_as_first_read(
+            listed in proptest::collection::vec(word(), 0..20),
+            free in "\\PC{0,40}",
+        ) {
+            let text = format!("{} {free}", listed.join(" "));
+            let read = terms(&text);
+            let words: Vec<String> = read.words.iter().map(|w| w.to_string()).collect();
+            proptest::prop_assert_eq!((read.numbers, words), terms_as_first_read(&text));
         }
     }
 
