@@ -7,6 +7,7 @@
 
 use crate::agent::text::{lowercase, paragraphs};
 use crate::citations::ChunkOrigin;
+use std::borrow::Cow;
 
 /// One passage of a `search_docs` result, borrowed from it.
 pub struct Passage<'a> {
@@ -72,9 +73,9 @@ pub fn as_prompt_text_for(
     let asked = question_words(question);
     write_passages(content, |rank, text| {
         if rank < whole {
-            Some(std::borrow::Cow::Borrowed(text))
+            Some(Cow::Borrowed(text))
         } else {
-            matching_paragraphs(text, &asked).map(std::borrow::Cow::Owned)
+            matching_paragraphs(text, &asked)
         }
     })
 }
@@ -87,11 +88,11 @@ fn question_words(question: &str) -> Vec<String> {
     ];
     words_of(question)
         .filter(|w| !COMMON.contains(&w.as_ref()))
-        .map(std::borrow::Cow::into_owned)
+        .map(Cow::into_owned)
         .collect()
 }
 
-fn words_of(text: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_ {
+fn words_of(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| {
             w.chars().count() >= 4 || (w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
@@ -110,30 +111,43 @@ fn same_word(a: &str, b: &str) -> bool {
 
 /// The paragraphs of `text` (blocks between blank lines) sharing a word with `asked`; `None`
 /// when none does.
-fn matching_paragraphs(text: &str, asked: &[String]) -> Option<String> {
+fn matching_paragraphs<'a>(text: &'a str, asked: &[String]) -> Option<Cow<'a, str>> {
+    let mut blocks = 0;
     let kept: Vec<&str> = paragraphs(text)
+        .inspect(|_| blocks += 1)
         .filter(|block| words_of(block).any(|w| asked.iter().any(|a| same_word(a, &w))))
         .collect();
-    (!kept.is_empty()).then(|| kept.join("\n\n"))
+    match kept.len() {
+        0 => None,
+        // Every block kept: the text as it is, not a copy joined back together.
+        all if all == blocks => Some(Cow::Borrowed(text)),
+        _ => Some(Cow::Owned(kept.join("\n\n"))),
+    }
 }
 
 /// The passages of a `search_docs` result as plain text for the request, each headed by its
 /// marker, page and section.
 pub fn as_prompt_text(content: &serde_json::Value) -> Option<String> {
-    write_passages(content, |_, text| Some(std::borrow::Cow::Borrowed(text)))
+    write_passages(content, |_, text| Some(Cow::Borrowed(text)))
 }
 
 /// Writes the passages of `content`, each passage's text as `keep` returns it (by rank, from
 /// 0), and leaves out those for which it returns `None`.
 fn write_passages<'a>(
     content: &'a serde_json::Value,
-    keep: impl Fn(usize, &'a str) -> Option<std::borrow::Cow<'a, str>>,
+    keep: impl Fn(usize, &'a str) -> Option<Cow<'a, str>>,
 ) -> Option<String> {
     let results = content.get("results")?.as_array()?;
     if results.is_empty() {
         return Some("No documentation passage was found for this question.".to_string());
     }
-    let mut text = String::from(
+    // Sized once for the passages and their headings, instead of grown passage by passage.
+    let room: usize = results
+        .iter()
+        .map(|passage| text_field(passage, "text").map_or(0, str::len) + 160)
+        .sum();
+    let mut text = String::with_capacity(room);
+    text.push_str(
         "Documentation passages found for this question. After a sentence that uses one, \
          write its marker.\n",
     );
@@ -162,9 +176,9 @@ fn write_passages<'a>(
 
 /// Markdown tables in `text` rewritten as one line per row, each cell after its header
 /// (`- ppm: 1000 to 1400; band: poor`); everything else is kept as it is.
-pub fn tables_as_rows(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn tables_as_rows(text: &str) -> Cow<'_, str> {
     if memchr::memchr(b'|', text.as_bytes()).is_none() {
-        return std::borrow::Cow::Borrowed(text);
+        return Cow::Borrowed(text);
     }
     let mut out = Vec::new();
     let mut header: Option<Vec<String>> = None;
@@ -198,7 +212,7 @@ pub fn tables_as_rows(text: &str) -> std::borrow::Cow<'_, str> {
             None => out.push(line.to_string()),
         }
     }
-    std::borrow::Cow::Owned(out.join("\n"))
+    Cow::Owned(out.join("\n"))
 }
 
 /// The cells of a table line (`| a | b |`), or `None` for any other line.
@@ -327,7 +341,7 @@ mod tests {
             let text = format!("{} {free}", text.join(" "));
             let asked = question_words(&format!("{} {free}", question.join(" ")));
             proptest::prop_assert_eq!(
-                matching_paragraphs(&text, &asked),
+                matching_paragraphs(&text, &asked).map(Cow::into_owned),
                 matching_paragraphs_as_first_written(&text, &asked)
             );
         }
