@@ -43,8 +43,7 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     let mut any_in_passages = false;
     let mut stated = 0;
     for sentence in sentences(&answer) {
-        // Every figure starts with a digit.
-        if !sentence.bytes().any(|b| b.is_ascii_digit()) {
+        if !may_state_a_figure(sentence) {
             continue;
         }
         let stated_here = mentions(&tokens(sentence));
@@ -134,6 +133,20 @@ pub fn misstated(answer: &str, question: &str, passages: &[(String, String)]) ->
     }
     found.dedup_by(|a, b| a.figure == b.figure);
     found
+}
+
+/// Whether `text` may hold a figure: a digit that starts a number, not one inside a word
+/// (`CO2`, `hq-201` after its letters). A sentence without one is not tokenised at all.
+fn may_state_a_figure(text: &str) -> bool {
+    let mut previous: Option<char> = None;
+    for c in text.chars() {
+        if c.is_ascii_digit() && !previous.is_some_and(|p| p.is_alphabetic() || p.is_ascii_digit())
+        {
+            return true;
+        }
+        previous = Some(c);
+    }
+    false
 }
 
 /// What the figure check reads of the question.

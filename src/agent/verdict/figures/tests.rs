@@ -304,6 +304,19 @@ fn unit_names_are_found_as_the_scan_found_them() {
 }
 
 proptest::proptest! {
+    /// The shortcut that skips a sentence never skips one with a figure.
+    #[test]
+    fn a_sentence_skipped_as_figureless_has_no_figure(
+        text in "[a-zA-Z0-9 .,:_²½-]{0,30}",
+        free in "\\PC{0,20}",
+    ) {
+        for text in [text.as_str(), free.as_str()] {
+            if !super::may_state_a_figure(text) {
+                proptest::prop_assert!(mentions(&tokens(text)).is_empty(), "{text}");
+            }
+        }
+    }
+
     #[test]
     fn unit_lookup_agrees_with_the_scan(word in "[a-zA-Zéèäöüñß°%ǅİ]{0,12}") {
         proptest::prop_assert_eq!(unit(&word), unit_by_scan(&word));
