@@ -8,5 +8,5 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
         print(m["executable"])')
-bin=target/release/crowdvision-agent
+bin=${CARGO_TARGET_DIR:-target}/release/crowdvision-agent
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
