@@ -225,6 +225,17 @@ fn greeting(text: &str) -> Option<GreetingKind> {
     if first_clause_is(CAPABILITIES) || starts_with(&["what can you help me with"]) {
         return Some(GreetingKind::Capabilities);
     }
+    // "Hello! What can you help me with?": a greeting, then the question of what it does.
+    let asks_capabilities_after_hello = HELLO.iter().any(|hello| {
+        text.strip_prefix(hello)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|rest| {
+                CAPABILITIES.contains(&rest) || rest.starts_with("what can you help me with")
+            })
+    });
+    if asks_capabilities_after_hello {
+        return Some(GreetingKind::Capabilities);
+    }
     if first_clause_is(HELLO) {
         return Some(GreetingKind::Hello);
     }
@@ -261,6 +272,28 @@ mod tests {
             Route::Greeting(GreetingKind::Thanks)
         );
         assert_eq!(route("Danke!"), Route::Greeting(GreetingKind::Thanks));
+    }
+
+    #[test]
+    fn a_greeting_before_what_it_can_do_asks_what_it_can_do() {
+        for question in [
+            "Hello! What can you help me with?",
+            "Hi, what can you do?",
+            "Good morning! Who are you?",
+            "Hallo! Was kannst du?",
+            "Bonjour, que peux-tu faire ?",
+        ] {
+            assert_eq!(
+                route(question),
+                Route::Greeting(GreetingKind::Capabilities),
+                "{question}"
+            );
+        }
+        // A greeting before a question about the platform is still that question.
+        assert_eq!(
+            route("Hello! What can you tell me about CO2 sensors?"),
+            Route::Documentation
+        );
     }
 
     #[test]
