@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --quiet
-bin=target/release/crowdvision-agent
+bin=${CARGO_TARGET_DIR:-target}/release/crowdvision-agent
 export EMBEDDING_PROVIDER=local
 
 run() { # label, database url
