@@ -106,6 +106,12 @@ pub struct RoomLoad {
 
 /// What a caller is told when the provider failed an answer (the details are only logged).
 pub const PROVIDER_FAILED: &str = "the language model provider failed; try again later";
+/// The message of an answer whose provider was unreachable, overloaded or failing (503).
+pub const PROVIDER_UNAVAILABLE: &str =
+    "the language model provider is unavailable; try again shortly";
+/// The message of an answer whose provider did not answer in time (504).
+pub const PROVIDER_TIMED_OUT: &str =
+    "the language model provider did not answer in time; try again shortly";
 
 /// Whether `text` shows nothing: only whitespace, control and invisible format characters.
 pub fn is_blank(text: &str) -> bool {

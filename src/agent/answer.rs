@@ -171,9 +171,19 @@ impl Agent {
             &model,
             &self.prices,
         );
-        let response = self
+        let driven = self
             .drive(&mut run, &model, context, events, streamed.as_ref())
-            .await?;
+            .await;
+        let response = match driven {
+            Ok(response) => response,
+            Err(error) => {
+                if let Some(streamed) = &streamed {
+                    // A stream that showed text and then failed withdraws the text first.
+                    streamed.retract();
+                }
+                return Err(error);
+            }
+        };
         if let Some(streamed) = &streamed {
             // Whatever the checks after the model changed, the client ends with the answer.
             streamed.settle(&response.answer);
@@ -196,6 +206,7 @@ impl Agent {
         loop {
             step = match step {
                 Step::Done(response) => return Ok(*response),
+                Step::Failed(outage) => return Err(AgentError::Unavailable(outage)),
                 Step::Model(call) => {
                     if call.purpose == super::run::Purpose::Answer {
                         hop += 1;
@@ -407,16 +418,27 @@ fn record_answer(span: &Span, result: &Result<AskResponse, AgentError>) {
             });
             metrics::decision(response.decision.as_str());
         }
-        Err(error) => observe::record_error(
-            span,
-            match error {
-                AgentError::QuestionTooLong { .. } => "question_too_long",
-                AgentError::QuestionEmpty => "question_empty",
-                AgentError::ModelChoice(_) => "model_choice",
-                AgentError::Llm(error) => error.kind(),
-            },
-        ),
+        Err(error) => {
+            if error.is_outage() {
+                span.record("decision", "unavailable");
+                metrics::decision("unavailable");
+            }
+            record_failure(span, error);
+        }
     }
+}
+
+fn record_failure(span: &Span, error: &AgentError) {
+    observe::record_error(
+        span,
+        match error {
+            AgentError::QuestionTooLong { .. } => "question_too_long",
+            AgentError::QuestionEmpty => "question_empty",
+            AgentError::ModelChoice(_) => "model_choice",
+            AgentError::Llm(error) => error.kind(),
+            AgentError::Unavailable(outage) => outage.kind(),
+        },
+    )
 }
 
 /// A tool call's status on its span (the error's kind, not its text) and in the metrics.

@@ -142,6 +142,19 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, LlmError::Timeout)
+    }
+
+    /// The provider was down, overloaded or slow, rather than wrong: worth retrying later.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            LlmError::Timeout | LlmError::Transport(_) | LlmError::Truncated => true,
+            LlmError::Status { status, .. } => *status == 429 || *status >= 500,
+            _ => false,
+        }
+    }
+
     /// A short name of the failure for spans and metrics (never the detail: it may carry data).
     pub fn kind(&self) -> &'static str {
         match self {

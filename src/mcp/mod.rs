@@ -52,7 +52,13 @@ impl Asker for Direct {
             .map_err(|error| match error {
                 crate::agent::error::AgentError::Llm(error) => {
                     tracing::warn!(%error, "ask failed at the provider");
-                    crate::contract::PROVIDER_FAILED.to_string()
+                    if error.is_timeout() {
+                        crate::contract::PROVIDER_TIMED_OUT.to_string()
+                    } else if error.is_outage() {
+                        crate::contract::PROVIDER_UNAVAILABLE.to_string()
+                    } else {
+                        crate::contract::PROVIDER_FAILED.to_string()
+                    }
                 }
                 other => other.to_string(),
             })

@@ -8,6 +8,9 @@ use crate::contract::{ErrorBody, ErrorDetail};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+/// `Retry-After` of an answer that failed because a service it needs was down.
+const OUTAGE_RETRY_AFTER_SECONDS: u64 = 5;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
@@ -90,6 +93,19 @@ impl ApiError {
         }
     }
 
+    /// A service the answer needed was down (503) or too slow (504): retry shortly.
+    pub fn outage(timed_out: bool, code: &'static str, message: impl Into<String>) -> ApiError {
+        let status = if timed_out {
+            StatusCode::GATEWAY_TIMEOUT
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        ApiError {
+            retry_after: Some(OUTAGE_RETRY_AFTER_SECONDS),
+            ..ApiError::new(status, code, message)
+        }
+    }
+
     pub fn deadline() -> ApiError {
         ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -135,6 +151,15 @@ impl From<AgentError> for ApiError {
                 "model_not_allowed",
                 "the requested model is not allowed",
             ),
+            AgentError::Llm(error) if error.is_outage() => {
+                tracing::warn!(%error, decision = "unavailable", "answer failed at the provider");
+                let message = if error.is_timeout() {
+                    crate::contract::PROVIDER_TIMED_OUT
+                } else {
+                    crate::contract::PROVIDER_UNAVAILABLE
+                };
+                ApiError::outage(error.is_timeout(), "provider_unavailable", message)
+            }
             AgentError::Llm(error) => {
                 tracing::warn!(%error, "answer failed at the provider");
                 ApiError::new(
@@ -142,6 +167,10 @@ impl From<AgentError> for ApiError {
                     "provider_error",
                     crate::contract::PROVIDER_FAILED,
                 )
+            }
+            AgentError::Unavailable(outage) => {
+                tracing::warn!(error = %outage, decision = "unavailable", "answer failed: a service it needs is down");
+                ApiError::outage(outage.timed_out, "unavailable", outage.to_string())
             }
         }
     }

@@ -1,5 +1,7 @@
 //! What is read from the question before any model call, in code. Pure.
 //!
+//! - [`followup`]: a turn naming only a place or only a quantity, continuing the question
+//!   before it.
 //! - [`routing`]: where a question goes first (a library reply to a greeting, the live tools,
 //!   the documentation).
 //! - [`scope`]: the typed topic check, and the requests for writing declined by rule.
@@ -12,6 +14,7 @@
 //! - [`words`]: the words of a text as these rules read them.
 
 pub mod clarify;
+pub mod followup;
 pub mod language;
 pub mod places;
 pub mod plan;

@@ -96,21 +96,72 @@ const SENSORS_PHRASES: &[&str] = &[
 /// The call that answers `question` about the places it `named`, when only one does.
 pub fn first_live_call(question: &str, named: &NamedPlaces) -> Option<PlannedCall> {
     let place = one_place(named)?;
-    let text = words(question).join(" ");
-    let has = |phrase: &str| contains_phrase(&text, phrase);
-    let mut types: Vec<&str> = SENSOR_WORDS
-        .iter()
-        .filter(|(word, _)| has(word))
-        .map(|(_, kind)| *kind)
-        .collect();
-    types.sort_unstable();
-    types.dedup();
-    let occupancy = OCCUPANCY_PHRASES.iter().any(|p| has(p));
-    let sensors = SENSORS_PHRASES.iter().any(|p| has(p));
-    if asks_for_history(question) {
-        return history_call(question, place, occupancy, &types, sensors);
+    let window = asks_for_history(question).then_some(question);
+    call_for(&Asked::read(question), place, window)
+}
+
+/// The call for a continuation (`followup`) about the places `named`: what `question` asks,
+/// or what `previous` asked when it asks nothing itself; over `previous`'s past window when
+/// `over_window`.
+pub fn continued_call(
+    question: &str,
+    previous: &str,
+    over_window: bool,
+    named: &NamedPlaces,
+) -> Option<PlannedCall> {
+    let place = one_place(named)?;
+    let own = Asked::read(question);
+    let asked = if own.is_nothing() {
+        Asked::read(previous)
+    } else {
+        own
+    };
+    call_for(&asked, place, over_window.then_some(previous))
+}
+
+/// What a question asks for: occupancy, readings of sensor types, the list of sensors.
+struct Asked {
+    occupancy: bool,
+    types: Vec<&'static str>,
+    sensors: bool,
+}
+
+impl Asked {
+    fn read(question: &str) -> Asked {
+        let text = words(question).join(" ");
+        let has = |phrase: &str| contains_phrase(&text, phrase);
+        let mut types: Vec<&'static str> = SENSOR_WORDS
+            .iter()
+            .filter(|(word, _)| has(word))
+            .map(|(_, kind)| *kind)
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        Asked {
+            occupancy: OCCUPANCY_PHRASES.iter().any(|p| has(p)),
+            types,
+            sensors: SENSORS_PHRASES.iter().any(|p| has(p)),
+        }
     }
-    let (tool, arguments) = match (occupancy, types.as_slice(), sensors) {
+
+    fn is_nothing(&self) -> bool {
+        !self.occupancy && self.types.is_empty() && !self.sensors
+    }
+}
+
+/// The one call answering `asked` about `place`; over the window `window` (a question's text)
+/// asks for, when given.
+fn call_for(asked: &Asked, place: Value, window: Option<&str>) -> Option<PlannedCall> {
+    if let Some(question) = window {
+        return history_call(
+            question,
+            place,
+            asked.occupancy,
+            &asked.types,
+            asked.sensors,
+        );
+    }
+    let (tool, arguments) = match (asked.occupancy, asked.types.as_slice(), asked.sensors) {
         (true, [], false) => (GetOccupancy::NAME, place),
         // A building's latest readings of every room are left to the model to narrow down.
         (false, [kind], false) if place.get("room_id").is_some() => {

@@ -218,8 +218,10 @@ impl AnswerRun<'_> {
                 && self.asked_in.is_some_and(|asked| {
                     language::answered_in_other_language(asked, answer).is_some()
                 }),
+            // Not when a live call failed: asked again, the model has nothing more to go on.
             refused_data: matches!(decision, Decision::Idk | Decision::Declined)
-                && self.gathered.live_data_returned,
+                && self.gathered.live_data_returned
+                && self.gathered.outage_without_data().is_none(),
         };
         (faults, misstated)
     }

@@ -2,6 +2,7 @@
 //! and what the live tools returned. Pure data with the small reads the rules make of it.
 
 use super::super::tools::registry::ToolOutcome;
+use crate::agent::error::{Outage, Service};
 use crate::agent::llm::{ChatTurn, ToolCall};
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
@@ -30,6 +31,8 @@ pub(super) struct Gathered {
     results: Vec<(String, serde_json::Value, serde_json::Value)>,
     /// The model the provider says answered (the last one that said).
     pub served_model: Option<String>,
+    /// A tool failed because its service was down or slow (the first such failure).
+    pub outage: Option<Outage>,
 }
 
 impl Gathered {
@@ -41,6 +44,22 @@ impl Gathered {
         self.cost.add_provider(turn.provider_cost);
         if answering && !turn.model.is_empty() {
             self.served_model = Some(turn.model.clone());
+        }
+    }
+
+    /// The outage that leaves the answer without what it needed: a documentation search that
+    /// failed while no other returned passages, or any live-data failure.
+    pub fn outage_without_data(&self) -> Option<Outage> {
+        self.outage.filter(|outage| {
+            outage.service != Service::DocumentationSearch || self.passages.is_empty()
+        })
+    }
+
+    /// Remembers the first failure of `outcome`'s service (not of its arguments or its
+    /// subject), whether or not the outcome is recorded.
+    pub fn note_outage(&mut self, outcome: &ToolOutcome) {
+        if self.outage.is_none() && !outcome.ok {
+            self.outage = outage_of(outcome);
         }
     }
 
@@ -116,6 +135,22 @@ impl Gathered {
             .chain(self.passages.iter().map(|(_, text)| text.as_str()))
             .collect()
     }
+}
+
+/// The outage a failed outcome reports: `unavailable` or `timeout` from the documentation
+/// search or a live-data tool.
+fn outage_of(outcome: &ToolOutcome) -> Option<Outage> {
+    let timed_out = match outcome.content["error"]["kind"].as_str()? {
+        "unavailable" => false,
+        "timeout" => true,
+        _ => return None,
+    };
+    let service = if outcome.tool == SearchDocs::NAME {
+        Service::DocumentationSearch
+    } else {
+        Service::LiveData
+    };
+    Some(Outage { service, timed_out })
 }
 
 /// The message of a tool's refusal of its arguments (`{"error": {"kind": "bad_arguments",

@@ -41,9 +41,11 @@ pub use gathered::arguments_value;
 pub use prompts::{system_prompt, ANSWER_FIELD_SCHEMA};
 pub use turn::{LoopState, TurnVerdict};
 
+use super::error::Outage;
 use super::llm::{ChatTurn, LlmError, Message, ToolCall, ToolChoice};
 use super::tools::registry::ToolOutcome;
 use super::usage::PriceTable;
+use crate::agent::question::followup;
 use crate::agent::question::language;
 use crate::agent::question::places::KnownBuilding;
 use crate::agent::question::routing::{route, Route};
@@ -196,6 +198,9 @@ pub enum Step {
     /// Run these concurrently and hand back one outcome per entry, in this order.
     Tools(Vec<ToolRun>),
     Done(Box<AskResponse>),
+    /// No answer: a service it needed was down, and without it the answer would have been
+    /// "I don't know".
+    Failed(Outage),
 }
 
 /// What the machine waits for.
@@ -258,6 +263,8 @@ pub struct AnswerRun<'a> {
     asked_in: Option<language::Language>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
+    /// What a continuation ("and in the Board Room?") takes from the question before it.
+    inherited: Option<followup::Inherited>,
     /// The places text answers the question itself (the rooms on the floor it names): the
     /// first live hop is offered no tool.
     places_answer: bool,
@@ -273,9 +280,11 @@ impl<'a> AnswerRun<'a> {
         prices: &'a PriceTable,
     ) -> AnswerRun<'a> {
         let text = crate::text::strip_invisible(&question.text).into_owned();
+        let inherited = followup::inherit(&text, &question.history);
         AnswerRun {
             asked_in: language::detect(&text),
-            route: route(&text),
+            route: inherited.as_ref().map_or_else(|| route(&text), |i| i.route),
+            inherited,
             text,
             question,
             settings,
@@ -355,6 +364,9 @@ impl<'a> AnswerRun<'a> {
     /// The outcomes of the tools handed out last, one per call, in order.
     pub fn tools_returned(&mut self, outcomes: Vec<ToolOutcome>) -> Step {
         let calls = std::mem::take(&mut self.pending);
+        for outcome in &outcomes {
+            self.gathered.note_outage(outcome);
+        }
         match std::mem::replace(&mut self.phase, Phase::Finished) {
             Phase::SearchFirst => self.searched(calls, outcomes),
             Phase::Buildings => self.buildings_listed(calls, outcomes),
@@ -405,9 +417,13 @@ impl<'a> AnswerRun<'a> {
             prices: self.prices,
         };
         let gathered = std::mem::take(&mut self.gathered);
-        Step::Done(Box::new(checks::respond(
-            answer, decision, gathered, &inputs,
-        )))
+        let outage = gathered.outage_without_data();
+        let response = checks::respond(answer, decision, gathered, &inputs);
+        match outage {
+            // "I don't know" would say the information does not exist; the service was down.
+            Some(outage) if response.decision == Decision::Idk => Step::Failed(outage),
+            _ => Step::Done(Box::new(response)),
+        }
     }
 }
 

@@ -269,11 +269,23 @@ impl AnswerRun<'_> {
             known.push('\n');
             known.push_str(referent);
         }
-        match plan::first_live_call(&self.text, &resolved)
+        match self
+            .planned_call(&resolved)
             .filter(|planned| self.toolbox.has(planned.tool) && !self.places_answer)
         {
             Some(planned) => self.make_planned_call(planned, &known),
             None => self.open(Some(known)),
+        }
+    }
+
+    /// The call the library makes for the question; a continuation that says only the place
+    /// ("and in the Board Room?") asks what the question before it asked.
+    fn planned_call(&self, resolved: &places::NamedPlaces) -> Option<plan::PlannedCall> {
+        match &self.inherited {
+            Some(inherited) => {
+                plan::continued_call(&self.text, &inherited.previous, inherited.history, resolved)
+            }
+            None => plan::first_live_call(&self.text, resolved),
         }
     }
 
@@ -293,8 +305,9 @@ impl AnswerRun<'_> {
     /// answer call.
     pub(super) fn open(&mut self, looked_up: Option<String>) -> Step {
         let live_first = self.route == Route::Live && self.toolbox.offers(Offer::LiveOnly);
-        let history_first =
-            self.toolbox.offers(Offer::HistoryOnly) && asks_for_history(&self.question.text);
+        let history_first = self.toolbox.offers(Offer::HistoryOnly)
+            && (asks_for_history(&self.question.text)
+                || self.inherited.as_ref().is_some_and(|i| i.history));
         let docs_first = self.route == Route::Documentation
             && looked_up.is_some()
             && self.toolbox.offers(Offer::DocsOnly);

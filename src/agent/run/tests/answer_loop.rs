@@ -249,7 +249,7 @@ fn the_answer_loop() {
                 In::Text("The history may cover at most 7 days, not 14; shall I show the last 7?"),
                 answered("at most 7 days"),
             ),
-        live("a failure's figures are not the tool's: an answer built on them is idk")
+        live("a failure's figures are not the tool's: an answer built on them is the outage")
             .then(
                 In::Calls(vec![("get_occupancy", occupancy_call)]),
                 Out::Tools(vec!["get_occupancy"], 0),
@@ -258,7 +258,13 @@ fn the_answer_loop() {
                 In::Results(vec![(false, json!({"error": {"kind": "unavailable", "message": "retry in 30 s"}}))]),
                 any_call(),
             )
-            .then(In::Text("30 people are there."), idk()),
+            .then(
+                In::Text("30 people are there."),
+                Out::Failed(Outage {
+                    service: crate::agent::error::Service::LiveData,
+                    timed_out: false,
+                }),
+            ),
         live("a live answer whose every figure is new: idk")
             .then(
                 In::Calls(vec![("get_occupancy", occupancy_call)]),

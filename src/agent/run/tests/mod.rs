@@ -10,6 +10,7 @@ use crate::contract::{HistoryMessage, HistoryRole};
 use serde_json::json;
 
 mod answer_loop;
+mod outages;
 mod routing;
 
 /// What is fed to the machine.
@@ -33,6 +34,8 @@ enum Out {
     /// These tools, in order; `refused`: how many at the end are not run.
     Tools(Vec<&'static str>, usize),
     Done(Decision, Expected),
+    /// No answer: this service was down.
+    Failed(Outage),
 }
 
 #[derive(Debug, PartialEq)]
@@ -200,6 +203,7 @@ fn observed(step: &Step) -> Out {
             let expected = Expected::Exactly(Box::leak(response.answer.clone().into_boxed_str()));
             Out::Done(response.decision, expected)
         }
+        Step::Failed(outage) => Out::Failed(*outage),
     }
 }
 

@@ -455,3 +455,91 @@ fn the_first_one_after_a_list_of_rooms_is_the_first_room_listed() {
     assert!(calls[0].arguments.contains("hq-102"), "{:?}", calls[0]);
     assert!(asked.contains("about room hq-102 (Pantry)"), "{asked}");
 }
+
+#[test]
+fn a_continuation_naming_only_a_place_or_a_quantity_asks_what_the_question_before_asked() {
+    let occupancy_before = (
+        "How many people are in Acme Headquarters right now?",
+        "There are 7 people in Acme Headquarters.",
+    );
+    let history_before = (
+        "CO2 in the Board Room of Acme Headquarters over the last 24 hours",
+        "CO2 ranged from 420 to 900 ppm.",
+    );
+    let rows: &[(&str, (&str, &str), &str, &str)] = &[
+        // (this turn, the exchange before, the planned tool, a part of its arguments)
+        (
+            "And in the Board Room?",
+            occupancy_before,
+            "get_occupancy",
+            "hq-101",
+        ),
+        (
+            "Und im Board Room?",
+            occupancy_before,
+            "get_occupancy",
+            "hq-101",
+        ),
+        (
+            "Et dans le Board Room ?",
+            occupancy_before,
+            "get_occupancy",
+            "hq-101",
+        ),
+        (
+            "¿Y en el Board Room?",
+            occupancy_before,
+            "get_occupancy",
+            "hq-101",
+        ),
+        (
+            "And the temperature?",
+            history_before,
+            "get_sensor_history",
+            "temperature",
+        ),
+        (
+            "Und die Temperatur?",
+            history_before,
+            "get_sensor_history",
+            "temperature",
+        ),
+        (
+            "Et la température ?",
+            history_before,
+            "get_sensor_history",
+            "temperature",
+        ),
+        ("And now?", history_before, "get_latest_sensor_data", "co2"),
+    ];
+    for (question, before, tool, argument) in rows {
+        let (_, calls, _) = reached(
+            question,
+            Some(*before),
+            vec![
+                In::Results(vec![(true, buildings())]),
+                In::Results(vec![(true, hq_rooms())]),
+            ],
+        );
+        assert_eq!(calls.len(), 1, "{question}: {calls:?}");
+        assert_eq!(calls[0].name, *tool, "{question}");
+        assert!(
+            calls[0].arguments.contains(argument),
+            "{question}: {}",
+            calls[0].arguments
+        );
+    }
+}
+
+#[test]
+fn a_continuation_after_a_documentation_question_stays_in_the_documentation() {
+    let (step, _, _) = reached(
+        "And in the Board Room?",
+        Some((
+            "What CO2 level counts as poor indoor air?",
+            "From 1000 ppm [^co2-bands].",
+        )),
+        Vec::new(),
+    );
+    assert_eq!(step, Out::Topic);
+}
