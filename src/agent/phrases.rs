@@ -30,6 +30,17 @@ pub struct Phrases {
     pub reading_age: &'static str,
     /// The units of `{age}`: days, hours, minutes.
     pub age_units: [&'static str; 3],
+    /// A room's count written from the occupancy tool's result: `{place}`, `{count}`,
+    /// `{capacity}` (the `capacity` phrase, or nothing), `{time}`.
+    pub people_count: &'static str,
+    /// ` (capacity {capacity})`, after a count.
+    pub capacity: &'static str,
+    /// A sensor's latest reading written from the tool's result: `{sensor}`, `{place}`,
+    /// `{value}`, `{unit}`, `{time}`.
+    pub latest_reading: &'static str,
+    /// The names of temperature, humidity, noise and light in `{sensor}` (CO2 and PM2.5 keep
+    /// their symbols).
+    pub sensor_names: [&'static str; 4],
 }
 
 /// The sentences in `language`.
@@ -78,6 +89,10 @@ pub const ENGLISH: Phrases = Phrases {
                       shorter window instead.",
     reading_age: "This reading is {age} old and may not be current.",
     age_units: ["days", "hours", "minutes"],
+    people_count: "{place} has {count} people{capacity}, as of {time}.",
+    capacity: " (capacity {capacity})",
+    latest_reading: "The latest {sensor} reading in {place} is {value} {unit}, measured at {time}.",
+    sensor_names: ["temperature", "humidity", "noise", "light"],
 };
 
 const GERMAN: Phrases = Phrases {
@@ -101,6 +116,11 @@ const GERMAN: Phrases = Phrases {
                       den letzten {max} Tagen oder einem kürzeren Zeitraum.",
     reading_age: "Dieser Messwert ist {age} alt und womöglich nicht mehr aktuell.",
     age_units: ["Tage", "Stunden", "Minuten"],
+    people_count: "In {place} sind {count} Personen{capacity}, Stand {time}.",
+    capacity: " (Kapazität {capacity})",
+    latest_reading:
+        "Der letzte Wert für {sensor} in {place} ist {value} {unit}, gemessen um {time}.",
+    sensor_names: ["Temperatur", "Luftfeuchtigkeit", "Lautstärke", "Helligkeit"],
 };
 
 const FRENCH: Phrases = Phrases {
@@ -125,6 +145,11 @@ const FRENCH: Phrases = Phrases {
                       {max} derniers jours ou une période plus courte.",
     reading_age: "Cette mesure date d'il y a {age} et n'est peut-être plus actuelle.",
     age_units: ["jours", "heures", "minutes"],
+    people_count: "Il y a {count} personnes dans {place}{capacity}, à {time}.",
+    capacity: " (capacité {capacity})",
+    latest_reading:
+        "La dernière mesure de {sensor} dans {place} est de {value} {unit}, relevée à {time}.",
+    sensor_names: ["température", "humidité", "bruit", "lumière"],
 };
 
 const SPANISH: Phrases = Phrases {
@@ -148,6 +173,11 @@ const SPANISH: Phrases = Phrases {
                       últimos {max} días o un periodo más corto.",
     reading_age: "Esta lectura es de hace {age} y puede no estar actualizada.",
     age_units: ["días", "horas", "minutos"],
+    people_count: "Hay {count} personas en {place}{capacity}, a las {time}.",
+    capacity: " (capacidad {capacity})",
+    latest_reading:
+        "La última lectura de {sensor} en {place} es {value} {unit}, medida a las {time}.",
+    sensor_names: ["temperatura", "humedad", "ruido", "luz"],
 };
 
 const ITALIAN: Phrases = Phrases {
@@ -170,6 +200,11 @@ const ITALIAN: Phrases = Phrases {
                       invece gli ultimi {max} giorni o un periodo più breve.",
     reading_age: "Questa lettura risale a {age} fa e potrebbe non essere attuale.",
     age_units: ["giorni", "ore", "minuti"],
+    people_count: "Ci sono {count} persone in {place}{capacity}, alle {time}.",
+    capacity: " (capienza {capacity})",
+    latest_reading:
+        "L'ultima lettura di {sensor} in {place} è {value} {unit}, misurata alle {time}.",
+    sensor_names: ["temperatura", "umidità", "rumore", "luce"],
 };
 
 const DUTCH: Phrases = Phrases {
@@ -191,6 +226,11 @@ const DUTCH: Phrases = Phrases {
                       daarvan naar de laatste {max} dagen of een kortere periode.",
     reading_age: "Deze meting is {age} oud en mogelijk niet meer actueel.",
     age_units: ["dagen", "uur", "minuten"],
+    people_count: "Er zijn {count} personen in {place}{capacity}, om {time}.",
+    capacity: " (capaciteit {capacity})",
+    latest_reading:
+        "De laatste meting van {sensor} in {place} is {value} {unit}, gemeten om {time}.",
+    sensor_names: ["temperatuur", "luchtvochtigheid", "geluid", "licht"],
 };
 
 const PORTUGUESE: Phrases = Phrases {
@@ -214,6 +254,10 @@ const PORTUGUESE: Phrases = Phrases {
                       últimos {max} dias ou um período mais curto.",
     reading_age: "Esta leitura é de há {age} e pode não estar atualizada.",
     age_units: ["dias", "horas", "minutos"],
+    people_count: "Há {count} pessoas em {place}{capacity}, às {time}.",
+    capacity: " (capacidade {capacity})",
+    latest_reading: "A última leitura de {sensor} em {place} é {value} {unit}, medida às {time}.",
+    sensor_names: ["temperatura", "umidade", "ruído", "luz"],
 };
 
 #[cfg(test)]
@@ -239,6 +283,9 @@ mod tests {
                 ("age_units", p.age_units[0]),
                 ("age_units", p.age_units[1]),
                 ("age_units", p.age_units[2]),
+                ("people_count", p.people_count),
+                ("capacity", p.capacity),
+                ("latest_reading", p.latest_reading),
             ]
         };
         for language in Language::ALL {
@@ -246,7 +293,19 @@ mod tests {
                 fields(phrases(language)).into_iter().zip(fields(&ENGLISH))
             {
                 assert!(!text.trim().is_empty(), "{language:?} {name}");
-                for placeholder in ["{name}", "{max}", "{asked}", "{age}"] {
+                for placeholder in [
+                    "{name}",
+                    "{max}",
+                    "{asked}",
+                    "{age}",
+                    "{place}",
+                    "{count}",
+                    "{capacity}",
+                    "{time}",
+                    "{sensor}",
+                    "{value}",
+                    "{unit}",
+                ] {
                     assert_eq!(
                         text.contains(placeholder),
                         english.contains(placeholder),
@@ -255,8 +314,13 @@ mod tests {
                 }
                 if language != Language::English && text.split_whitespace().count() > 3 {
                     assert_ne!(text, english, "{language:?} {name} is English");
+                    // Read without its placeholders, whose names are English.
+                    let prose: String = text
+                        .split('{')
+                        .map(|part| part.split_once('}').map_or(part, |(_, after)| after))
+                        .collect();
                     assert_eq!(
-                        crate::agent::question::language::detect(text),
+                        crate::agent::question::language::detect(&prose),
                         Some(language),
                         "{language:?} {name}: {text}"
                     );

@@ -119,6 +119,36 @@ pub fn continued_call(
     call_for(&asked, place, over_window.then_some(previous))
 }
 
+/// The one figure a live question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    Occupancy,
+    /// The latest reading of this sensor type.
+    Reading(&'static str),
+}
+
+/// The one figure `question` asks for (or, for a continuation asking none itself, what
+/// `previous` asked for); `None` for several or none, or over a past window (`over_window`).
+pub fn asked_quantity(
+    question: &str,
+    previous: Option<&str>,
+    over_window: bool,
+) -> Option<Quantity> {
+    if over_window {
+        return None;
+    }
+    let own = Asked::read(question);
+    let asked = match previous {
+        Some(previous) if own.is_nothing() => Asked::read(previous),
+        _ => own,
+    };
+    match (asked.occupancy, asked.types.as_slice(), asked.sensors) {
+        (true, [], false) => Some(Quantity::Occupancy),
+        (false, [kind], false) => Some(Quantity::Reading(kind)),
+        _ => None,
+    }
+}
+
 /// What a question asks for: occupancy, readings of sensor types, the list of sensors.
 struct Asked {
     occupancy: bool,

@@ -221,7 +221,9 @@ impl AnswerRun<'_> {
             // Not when a live call failed: asked again, the model has nothing more to go on.
             refused_data: matches!(decision, Decision::Idk | Decision::Declined)
                 && self.gathered.live_data_returned
-                && self.gathered.outage_without_data().is_none(),
+                && self.gathered.outage_without_data().is_none()
+                // Asked again, the model would only have to state what the library writes.
+                && self.written_figure().is_none(),
         };
         (faults, misstated)
     }

@@ -53,6 +53,9 @@ pub(super) struct CheckInputs<'a> {
     /// The answer gives a figure otherwise than the passages state it ([`figures`](crate::agent::verdict::figures)), as the
     /// loop found when the answer came; not judged again here.
     pub figures_misstated: bool,
+    /// The asked figure as the library writes it from a live result: the answer instead of
+    /// "I don't know" or a refusal.
+    pub written_figure: Option<&'a str>,
     pub model: &'a str,
     pub prices: &'a PriceTable,
 }
@@ -111,6 +114,12 @@ pub(super) fn respond(
     gathered: Gathered,
     inputs: &CheckInputs<'_>,
 ) -> AskResponse {
+    let (answer, decision) = match inputs.written_figure {
+        Some(written) if matches!(decision, Decision::Idk | Decision::Declined) => {
+            (written, Decision::Answered)
+        }
+        _ => (answer, decision),
+    };
     let answer = links::neutralise(answer, inputs.allowed_hosts);
     let answer = if decision == Decision::Answered {
         with_age_of_stale_readings(padding::strip(&answer), &gathered, inputs)
@@ -134,8 +143,16 @@ pub(super) fn respond(
         }
     }
     if decision == Decision::Answered && broken_rule(&checked, inputs, &gathered).is_some() {
-        decision = Decision::Idk;
-        checked = citations::check(IDK_MARKER, &gathered.returned_chunks);
+        match inputs.written_figure {
+            Some(written) if written != checked.answer => {
+                let written = with_age_of_stale_readings(written.to_string(), &gathered, inputs);
+                checked = citations::check(&written, &gathered.returned_chunks);
+            }
+            _ => {
+                decision = Decision::Idk;
+                checked = citations::check(IDK_MARKER, &gathered.returned_chunks);
+            }
+        }
     }
     for citation in &mut checked.citations {
         let Some((_, text)) = gathered
@@ -248,6 +265,7 @@ mod tests {
                 needs_grounding: true,
                 require_grounded_answers: true,
                 figures_misstated,
+                written_figure: None,
                 model: "m",
                 prices: &prices,
             };

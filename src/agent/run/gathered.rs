@@ -118,6 +118,14 @@ impl Gathered {
             .map(|(_, _, content)| content)
     }
 
+    /// The live-data tools' results that held data: (tool, content).
+    pub fn live_data(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
+        self.results
+            .iter()
+            .filter(|(tool, ..)| tool != SearchDocs::NAME)
+            .map(|(tool, _, content)| (tool.as_str(), content))
+    }
+
     /// The readings the live tools returned marked stale.
     pub fn stale_readings(&self) -> Vec<staleness::StaleReading> {
         self.results

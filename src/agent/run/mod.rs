@@ -48,12 +48,14 @@ use super::usage::PriceTable;
 use crate::agent::question::followup;
 use crate::agent::question::language;
 use crate::agent::question::places::KnownBuilding;
-use crate::agent::question::routing::{route, Route};
+use crate::agent::question::plan;
+use crate::agent::question::routing::{asks_for_history, route, Route};
 use crate::agent::question::scope::{asks_for_writing, parse_topic};
 use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::REFUSAL;
+use crate::agent::verdict::written;
 use crate::contract::Decision;
 use crate::contract::{AskResponse, Question};
 use checks::CheckInputs;
@@ -413,8 +415,14 @@ impl<'a> AnswerRun<'a> {
                 && self.settings.require_grounded_answers,
             require_grounded_answers: self.settings.require_grounded_answers,
             figures_misstated,
+            written_figure: None,
             model: self.model,
             prices: self.prices,
+        };
+        let written_figure = self.written_figure();
+        let inputs = CheckInputs {
+            written_figure: written_figure.as_deref(),
+            ..inputs
         };
         let gathered = std::mem::take(&mut self.gathered);
         let outage = gathered.outage_without_data();
@@ -424,6 +432,26 @@ impl<'a> AnswerRun<'a> {
             Some(outage) if response.decision == Decision::Idk => Step::Failed(outage),
             _ => Step::Done(Box::new(response)),
         }
+    }
+}
+
+impl AnswerRun<'_> {
+    /// The figure a live question asks for, written by the library from the one result that
+    /// holds it ([`written`](crate::agent::verdict::written)): the answer instead of "I don't
+    /// know".
+    fn written_figure(&self) -> Option<String> {
+        if self.route != Route::Live || !self.gathered.live_data_returned {
+            return None;
+        }
+        let previous = self.inherited.as_ref().map(|i| i.previous.as_str());
+        let over_window =
+            asks_for_history(&self.text) || self.inherited.as_ref().is_some_and(|i| i.history);
+        let asked = plan::asked_quantity(&self.text, previous, over_window)?;
+        written::figure_sentence(
+            asked,
+            self.gathered.live_data(),
+            self.asked_in.unwrap_or(language::Language::English),
+        )
     }
 }
 

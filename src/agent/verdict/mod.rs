@@ -8,6 +8,8 @@
 //! - [`figures`]: a documentation answer's figures against how the passages state them.
 //! - [`padding`]: sentences about footnotes, passages or tools dropped.
 //! - [`staleness`]: the age of a stale reading said when the answer does not say it.
+//! - [`written`]: the asked figure written by the library from the one live result holding
+//!   it, instead of "I don't know".
 //! - [`links`]: links, images and tags to hosts not allowed made harmless; [`urls`] the bare
 //!   URLs to such hosts taken out, in answers and streams alike.
 
@@ -19,3 +21,4 @@ pub mod padding;
 pub mod passages;
 pub mod staleness;
 pub mod urls;
+pub mod written;

@@ -12,6 +12,7 @@ use serde_json::json;
 mod answer_loop;
 mod outages;
 mod routing;
+mod written;
 
 /// What is fed to the machine.
 enum In {

@@ -1,0 +1,107 @@
+//! A live result holding the asked figure: the answer is never "I don't know"; the library
+//! writes the figure when the model does not.
+
+use super::*;
+
+fn aurora_count() -> serde_json::Value {
+    json!({"building_id": "acme-hq", "building_name": "Acme Headquarters",
+           "room": {"id": "hq-101", "name": "Board Room"},
+           "occupancy": {"room_id": "hq-101", "room_name": "Board Room", "count": 6,
+                         "capacity": 12, "updated_at": "2026-12-04T14:05:00Z"}})
+}
+
+fn co2_reading() -> serde_json::Value {
+    json!({"building_id": "acme-hq", "readings": [
+        {"room_id": "hq-101", "room_name": "Board Room", "sensor_id": "s1",
+         "sensor_type": "co2", "value": 812.0, "unit": "ppm",
+         "ts": "2026-12-04T14:00:00Z", "age_minutes": 4, "stale": false}],
+        "sensors_without_reading": []})
+}
+
+const COUNT: &str = "Board Room (hq-101) has 6 people (capacity 12), as of 2026-12-04 14:05 UTC.";
+
+#[test]
+fn a_result_holding_the_asked_figure_is_never_answered_with_i_dont_know() {
+    let occupancy_question =
+        "How many people are in the Board Room of Acme Headquarters right now?";
+    let cases = [
+        planned(
+            "the model does not know beside the count: the library writes it",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(In::Text(IDK_MARKER), Out::Done(Decision::Answered, Expected::Exactly(COUNT))),
+        planned(
+            "the model refuses beside the count: the library writes it",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(In::Text("NO_ANSWER"), Out::Done(Decision::Answered, Expected::Exactly(COUNT))),
+        planned(
+            "the model's own figure is invented: the library writes the result's",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(
+            In::Text("There are 42 people."),
+            Out::Done(Decision::Answered, Expected::Exactly(COUNT)),
+        ),
+        planned(
+            "the model states the count: its answer stands",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(
+            In::Text("6 people are in the Board Room."),
+            Out::Done(Decision::Answered, Expected::Exactly("6 people are in the Board Room.")),
+        ),
+        planned(
+            "in German, in German",
+            "Wie viele Personen sind gerade im Board Room von Acme Headquarters?",
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(
+            In::Text(IDK_MARKER),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly(
+                    "In Board Room (hq-101) sind 6 Personen (Kapazität 12), Stand 2026-12-04 14:05 UTC.",
+                ),
+            ),
+        ),
+        planned(
+            "a reading: the library writes it with its time",
+            "What is the CO2 level in the Board Room of Acme Headquarters right now?",
+            "get_latest_sensor_data",
+            co2_reading(),
+        )
+        .then(
+            In::Text(IDK_MARKER),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly(
+                    "The latest CO2 reading in Board Room (hq-101) is 812 ppm, measured at 2026-12-04 14:00 UTC.",
+                ),
+            ),
+        ),
+        planned(
+            "a result without the asked figure: asked again, then idk",
+            "What is the CO2 level in the Board Room of Acme Headquarters right now?",
+            "get_latest_sensor_data",
+            json!({"building_id": "acme-hq", "readings": [], "sensors_without_reading": []}),
+        )
+        .then(
+            In::Text(IDK_MARKER),
+            Out::Answer(Offer::Everything, ToolChoice::Auto, ReplyShape::Free, true),
+        )
+        .then(In::Text(IDK_MARKER), idk()),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}
