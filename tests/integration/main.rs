@@ -21,6 +21,7 @@ mod live;
 mod mcp;
 mod observe;
 mod oidc;
+mod outages;
 mod page;
 mod parity;
 mod provider;

@@ -57,6 +57,24 @@ pub(crate) const ADMIN: &str = r#"{"sub":"a","roles":["admin"]}"#;
 
 /// The server on 127.0.0.1 over the two-page knowledge base, with `extra` settings.
 pub(crate) async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Running {
+    start_with(replies, extra, |config, retriever, _| {
+        let mut registry = ToolRegistry::new(config.llm.tool_timeout);
+        registry.register(SearchDocs::new(retriever));
+        registry.register(Slow);
+        registry
+    })
+    .await
+}
+
+/// What builds the tools of a test server from its settings.
+pub(crate) type Tools = fn(&Config, Arc<Retriever>, Arc<Authorizer>) -> ToolRegistry;
+
+/// As [`start`], with the tools `tools` builds.
+pub(crate) async fn start_with(
+    replies: Vec<Reply>,
+    extra: &[(&str, &str)],
+    tools: Tools,
+) -> Running {
     let (dir, url) = crate::search::open_and_staff_pages();
     let provider = ScriptedProvider::start(replies).await;
     let mut settings = vec![
@@ -74,9 +92,7 @@ pub(crate) async fn start(replies: Vec<Reply>, extra: &[(&str, &str)]) -> Runnin
     let config = Config::from_raw(&RawSettings::from_pairs(settings)).unwrap();
     let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
     let authz = Arc::new(Authorizer::from_config(&config));
-    let mut registry = ToolRegistry::new(config.llm.tool_timeout);
-    registry.register(SearchDocs::new(retriever.clone()));
-    registry.register(Slow);
+    let registry = tools(&config, retriever.clone(), authz.clone());
     let agent = Agent::from_config(
         &config,
         Arc::new(OpenAiChat::new(&config.llm)),
