@@ -38,9 +38,13 @@ pub struct Phrases {
     /// A sensor's latest reading written from the tool's result: `{sensor}`, `{place}`,
     /// `{value}`, `{unit}`, `{time}`.
     pub latest_reading: &'static str,
-    /// The names of temperature, humidity, noise and light in `{sensor}` (CO2 and PM2.5 keep
-    /// their symbols).
-    pub sensor_names: [&'static str; 4],
+    /// The names of temperature, humidity, noise, light and occupancy in `{sensor}` (CO2 and
+    /// PM2.5 keep their symbols).
+    pub sensor_names: [&'static str; 5],
+    /// A past window summarised from the history tool's result: `{sensor}`, `{place}`,
+    /// `{from}`, `{to}`, `{low}`/`{high}`/`{latest}` with their `{low_at}`/`{high_at}`/
+    /// `{latest_at}`, `{mean}` (values with their unit).
+    pub history_summary: &'static str,
 }
 
 /// The sentences in `language`.
@@ -92,7 +96,8 @@ pub const ENGLISH: Phrases = Phrases {
     people_count: "{place} has {count} people{capacity}, as of {time}.",
     capacity: " (capacity {capacity})",
     latest_reading: "The latest {sensor} reading in {place} is {value} {unit}, measured at {time}.",
-    sensor_names: ["temperature", "humidity", "noise", "light"],
+    sensor_names: ["temperature", "humidity", "noise", "light", "occupancy"],
+    history_summary: "{sensor} in {place} from {from} to {to}: lowest {low} at {low_at}, highest {high} at {high_at}, mean {mean}; latest {latest} at {latest_at}.",
 };
 
 const GERMAN: Phrases = Phrases {
@@ -120,7 +125,8 @@ const GERMAN: Phrases = Phrases {
     capacity: " (Kapazität {capacity})",
     latest_reading:
         "Der letzte Wert für {sensor} in {place} ist {value} {unit}, gemessen um {time}.",
-    sensor_names: ["Temperatur", "Luftfeuchtigkeit", "Lautstärke", "Helligkeit"],
+    sensor_names: ["Temperatur", "Luftfeuchtigkeit", "Lautstärke", "Helligkeit", "Belegung"],
+    history_summary: "{sensor} in {place} von {from} bis {to}: niedrigster Wert {low} um {low_at}, höchster Wert {high} um {high_at}, Mittelwert {mean}; zuletzt {latest} um {latest_at}.",
 };
 
 const FRENCH: Phrases = Phrases {
@@ -149,7 +155,8 @@ const FRENCH: Phrases = Phrases {
     capacity: " (capacité {capacity})",
     latest_reading:
         "La dernière mesure de {sensor} dans {place} est de {value} {unit}, relevée à {time}.",
-    sensor_names: ["température", "humidité", "bruit", "lumière"],
+    sensor_names: ["température", "humidité", "bruit", "lumière", "occupation"],
+    history_summary: "{sensor} dans {place} du {from} au {to} : minimum {low} à {low_at}, maximum {high} à {high_at}, moyenne {mean} ; dernière valeur {latest} à {latest_at}.",
 };
 
 const SPANISH: Phrases = Phrases {
@@ -177,7 +184,8 @@ const SPANISH: Phrases = Phrases {
     capacity: " (capacidad {capacity})",
     latest_reading:
         "La última lectura de {sensor} en {place} es {value} {unit}, medida a las {time}.",
-    sensor_names: ["temperatura", "humedad", "ruido", "luz"],
+    sensor_names: ["temperatura", "humedad", "ruido", "luz", "ocupación"],
+    history_summary: "{sensor} en {place} desde {from} hasta {to}: mínimo {low} a las {low_at}, máximo {high} a las {high_at}, media {mean}; último valor {latest} a las {latest_at}.",
 };
 
 const ITALIAN: Phrases = Phrases {
@@ -204,7 +212,8 @@ const ITALIAN: Phrases = Phrases {
     capacity: " (capienza {capacity})",
     latest_reading:
         "L'ultima lettura di {sensor} in {place} è {value} {unit}, misurata alle {time}.",
-    sensor_names: ["temperatura", "umidità", "rumore", "luce"],
+    sensor_names: ["temperatura", "umidità", "rumore", "luce", "occupazione"],
+    history_summary: "{sensor} in {place} dal {from} al {to}: minimo {low} alle {low_at}, massimo {high} alle {high_at}, media {mean}; ultimo valore {latest} alle {latest_at}.",
 };
 
 const DUTCH: Phrases = Phrases {
@@ -230,7 +239,8 @@ const DUTCH: Phrases = Phrases {
     capacity: " (capaciteit {capacity})",
     latest_reading:
         "De laatste meting van {sensor} in {place} is {value} {unit}, gemeten om {time}.",
-    sensor_names: ["temperatuur", "luchtvochtigheid", "geluid", "licht"],
+    sensor_names: ["temperatuur", "luchtvochtigheid", "geluid", "licht", "bezetting"],
+    history_summary: "{sensor} in {place} van {from} tot {to}: laagste waarde {low} om {low_at}, hoogste waarde {high} om {high_at}, gemiddelde {mean}; laatste waarde {latest} om {latest_at}.",
 };
 
 const PORTUGUESE: Phrases = Phrases {
@@ -257,7 +267,8 @@ const PORTUGUESE: Phrases = Phrases {
     people_count: "Há {count} pessoas em {place}{capacity}, às {time}.",
     capacity: " (capacidade {capacity})",
     latest_reading: "A última leitura de {sensor} em {place} é {value} {unit}, medida às {time}.",
-    sensor_names: ["temperatura", "umidade", "ruído", "luz"],
+    sensor_names: ["temperatura", "umidade", "ruído", "luz", "ocupação"],
+    history_summary: "{sensor} em {place} de {from} até {to}: mínimo {low} às {low_at}, máximo {high} às {high_at}, média {mean}; último valor {latest} às {latest_at}.",
 };
 
 #[cfg(test)]
@@ -286,6 +297,7 @@ mod tests {
                 ("people_count", p.people_count),
                 ("capacity", p.capacity),
                 ("latest_reading", p.latest_reading),
+                ("history_summary", p.history_summary),
             ]
         };
         for language in Language::ALL {

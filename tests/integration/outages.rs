@@ -3,7 +3,7 @@
 //! HTTP addresses nobody listens on; the provider is the scripted one (hanging, or gone).
 
 use crate::provider::{answer, streamed_answer, streamed_tool_calls, tool_calls, usage, Reply};
-use crate::server::{client, start, start_with, sse_events, shown_text, STAFF};
+use crate::server::{client, shown_text, sse_events, start, start_with, STAFF};
 use crowdvision_agent::agent::tools::standard_registry;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -40,7 +40,15 @@ async fn live_services_down() -> crate::server::Running {
             });
         }
         Some(if body["stream"] == true {
-            streamed_answer(&["I don't know ", "based on the available ", "CrowdVision information."], usage(10, 5), Duration::ZERO)
+            streamed_answer(
+                &[
+                    "I don't know ",
+                    "based on the available ",
+                    "CrowdVision information.",
+                ],
+                usage(10, 5),
+                Duration::ZERO,
+            )
         } else {
             answer(IDK, usage(10, 5))
         })
@@ -50,9 +58,15 @@ async fn live_services_down() -> crate::server::Running {
 
 fn assert_outage(status: reqwest::StatusCode, retry_after: Option<&str>, body: &str) {
     assert_eq!(status, 503, "{body}");
-    assert!(retry_after.is_some_and(|s| s.parse::<u64>().is_ok()), "{retry_after:?}");
+    assert!(
+        retry_after.is_some_and(|s| s.parse::<u64>().is_ok()),
+        "{retry_after:?}"
+    );
     assert!(!body.contains(IDK), "{body}");
-    assert!(body.contains("the live building data is unavailable"), "{body}");
+    assert!(
+        body.contains("the live building data is unavailable"),
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,7 +109,11 @@ async fn a_live_service_that_is_down_is_an_error_on_every_route() {
         .await
         .unwrap();
     let (status, retry_after) = (response.status(), header(&response, "retry-after"));
-    assert_outage(status, retry_after.as_deref(), &response.text().await.unwrap());
+    assert_outage(
+        status,
+        retry_after.as_deref(),
+        &response.text().await.unwrap(),
+    );
 
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                       "params": {"name": "ask", "arguments": {"question": QUESTION}}});
@@ -110,7 +128,10 @@ async fn a_live_service_that_is_down_is_an_error_on_every_route() {
         .unwrap();
     let text = response.text().await.unwrap();
     assert!(text.contains(r#""isError":true"#), "{text}");
-    assert!(text.contains("the live building data is unavailable"), "{text}");
+    assert!(
+        text.contains("the live building data is unavailable"),
+        "{text}"
+    );
     assert!(!text.contains(IDK), "{text}");
 }
 
@@ -146,7 +167,10 @@ async fn a_provider_that_hangs_is_a_504_and_one_that_is_gone_a_503() {
     .await;
     for stream in [false, true] {
         let response = gone
-            .ask(Some(STAFF), json!({"question": "Is the lobby open?", "stream": stream}))
+            .ask(
+                Some(STAFF),
+                json!({"question": "Is the lobby open?", "stream": stream}),
+            )
             .send()
             .await
             .unwrap();

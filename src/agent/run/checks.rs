@@ -27,6 +27,7 @@ use crate::agent::verdict::grounding;
 use crate::agent::verdict::links;
 use crate::agent::verdict::padding;
 use crate::agent::verdict::staleness;
+use crate::agent::verdict::written;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
 use crate::contract::Decision;
 use crate::contract::{AskResponse, RetrievalReport};
@@ -56,6 +57,9 @@ pub(super) struct CheckInputs<'a> {
     /// The asked figure as the library writes it from a live result: the answer instead of
     /// "I don't know" or a refusal.
     pub written_figure: Option<&'a str>,
+    /// A history question's window summarised from its series: added to an answer that does
+    /// not give its low, high and mean.
+    pub history_summary: Option<&'a written::HistorySummary>,
     pub model: &'a str,
     pub prices: &'a PriceTable,
 }
@@ -107,6 +111,19 @@ fn with_age_of_stale_readings(
     }
 }
 
+/// `answer` with the window's summary after it when it does not give the low, the high and
+/// the mean ("…over the last 24 hours is 641.56 ppm" gave the mean, unnamed, and nothing else).
+fn with_summary_of_window(answer: String, inputs: &CheckInputs<'_>) -> String {
+    match inputs.history_summary {
+        Some(summary)
+            if answer != summary.sentence && !written::states_each(&answer, &summary.figures) =>
+        {
+            format!("{} {}", answer.trim_end(), summary.sentence)
+        }
+        _ => answer,
+    }
+}
+
 /// The response for `answer` as decided, after the checks.
 pub(super) fn respond(
     answer: &str,
@@ -122,7 +139,8 @@ pub(super) fn respond(
     };
     let answer = links::neutralise(answer, inputs.allowed_hosts);
     let answer = if decision == Decision::Answered {
-        with_age_of_stale_readings(padding::strip(&answer), &gathered, inputs)
+        let answer = with_summary_of_window(padding::strip(&answer), inputs);
+        with_age_of_stale_readings(answer, &gathered, inputs)
     } else {
         answer
     };
@@ -266,6 +284,7 @@ mod tests {
                 require_grounded_answers: true,
                 figures_misstated,
                 written_figure: None,
+                history_summary: None,
                 model: "m",
                 prices: &prices,
             };

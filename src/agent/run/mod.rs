@@ -416,12 +416,15 @@ impl<'a> AnswerRun<'a> {
             require_grounded_answers: self.settings.require_grounded_answers,
             figures_misstated,
             written_figure: None,
+            history_summary: None,
             model: self.model,
             prices: self.prices,
         };
         let written_figure = self.written_figure();
+        let history_summary = self.history_summary();
         let inputs = CheckInputs {
             written_figure: written_figure.as_deref(),
+            history_summary: history_summary.as_ref(),
             ..inputs
         };
         let gathered = std::mem::take(&mut self.gathered);
@@ -443,15 +446,30 @@ impl AnswerRun<'_> {
         if self.route != Route::Live || !self.gathered.live_data_returned {
             return None;
         }
+        if self.over_window() {
+            return self.history_summary().map(|summary| summary.sentence);
+        }
         let previous = self.inherited.as_ref().map(|i| i.previous.as_str());
-        let over_window =
-            asks_for_history(&self.text) || self.inherited.as_ref().is_some_and(|i| i.history);
-        let asked = plan::asked_quantity(&self.text, previous, over_window)?;
-        written::figure_sentence(
-            asked,
-            self.gathered.live_data(),
-            self.asked_in.unwrap_or(language::Language::English),
-        )
+        let asked = plan::asked_quantity(&self.text, previous, false)?;
+        written::figure_sentence(asked, self.gathered.live_data(), self.language())
+    }
+
+    /// The past window a history question asks about, summarised from the one series
+    /// returned for it.
+    fn history_summary(&self) -> Option<written::HistorySummary> {
+        if self.route != Route::Live || !self.over_window() {
+            return None;
+        }
+        written::history_summary(self.gathered.live_data(), self.language())
+    }
+
+    /// The question asks about a past window (itself, or as the continuation of one that did).
+    fn over_window(&self) -> bool {
+        asks_for_history(&self.text) || self.inherited.as_ref().is_some_and(|i| i.history)
+    }
+
+    fn language(&self) -> language::Language {
+        self.asked_in.unwrap_or(language::Language::English)
     }
 }
 

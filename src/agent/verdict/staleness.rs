@@ -1,34 +1,48 @@
-//! An old reading given as if it were current. Pure.
+//! An old figure given as if it were current. Pure.
 //!
-//! `get_latest_sensor_data` marks a reading `stale` (with its `age_minutes`) when its sensor
-//! has not reported for long. An answer that states such a reading's value and says nothing
-//! about its age reads as the room's condition now; the 1.5B model answered "51.0 %RH" for
-//! a three-day-old humidity reading. Such an answer gets one sentence added, in the question's
-//! language, saying how old the reading is.
+//! The live tools give each reading and each room's count its `age_minutes`. An answer that
+//! states such a figure older than [`AGE_SAID_AFTER_MINUTES`] and says nothing about its age
+//! reads as the room's condition now; the 1.5B model answered "51.0 %RH" for a three-day-old
+//! humidity reading, and gave readings 53–59 minutes old as current. Such an answer gets one
+//! sentence added, in the question's language, saying how old the figure is. (The tools' own
+//! `stale` flag, a reading over an hour old, is what the user documentation calls stale.)
 
 use crate::agent::question::language::Language;
 use crate::agent::text::{read_number, strip_markers};
 use serde_json::Value;
 
-/// A reading a tool returned marked stale.
+/// A live figure older than this many minutes is stated with its age.
+pub const AGE_SAID_AFTER_MINUTES: u64 = 15;
+
+/// A live figure older than [`AGE_SAID_AFTER_MINUTES`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StaleReading {
     pub value: f64,
     pub age_minutes: u64,
 }
 
-/// The stale readings of one tool result (`readings[]` with `stale: true`).
+/// The old figures of one tool result: `readings[]` (their `value`), a room's `occupancy` and
+/// a building's `rooms[]` (their `count`).
 pub fn stale_readings(content: &Value) -> Vec<StaleReading> {
-    let Some(readings) = content.get("readings").and_then(Value::as_array) else {
-        return Vec::new();
+    let listed = |key: &str| {
+        content
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
     };
+    let readings = listed("readings").into_iter().map(|r| (r, "value"));
+    let counts = listed("rooms")
+        .into_iter()
+        .chain(content.get("occupancy"))
+        .map(|o| (o, "count"));
     readings
-        .iter()
-        .filter(|reading| reading.get("stale").and_then(Value::as_bool) == Some(true))
-        .filter_map(|reading| {
-            Some(StaleReading {
-                value: reading.get("value")?.as_f64()?,
-                age_minutes: reading.get("age_minutes")?.as_u64()?,
+        .chain(counts)
+        .filter_map(|(item, field)| {
+            let age_minutes = item.get("age_minutes")?.as_u64()?;
+            (age_minutes > AGE_SAID_AFTER_MINUTES).then_some(StaleReading {
+                value: item.get(field)?.as_f64()?,
+                age_minutes,
             })
         })
         .collect()
@@ -134,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn only_readings_marked_stale_are_read() {
+    fn only_figures_older_than_the_threshold_are_read() {
         assert_eq!(
             humidity(),
             vec![StaleReading {
@@ -143,6 +157,44 @@ mod tests {
             }]
         );
         assert!(stale_readings(&json!({"note": "no sensor"})).is_empty());
+        // Readings 53–59 minutes old were given as current: past 15 minutes, the age is said.
+        let rows = [
+            (
+                json!({"readings": [{"value": 641.0, "age_minutes": 53}]}),
+                Some(53),
+            ),
+            (
+                json!({"readings": [{"value": 641.0, "age_minutes": 15}]}),
+                None,
+            ),
+            (
+                json!({"occupancy": {"count": 6, "age_minutes": 20}}),
+                Some(20),
+            ),
+            (json!({"occupancy": {"count": 6, "age_minutes": 2}}), None),
+            (
+                json!({"rooms": [{"count": 3, "age_minutes": 2}, {"count": 4, "age_minutes": 40}]}),
+                Some(40),
+            ),
+            (
+                json!({"occupancy": {"count": 6, "age_minutes": null}}),
+                None,
+            ),
+        ];
+        for (content, age) in rows {
+            let old = stale_readings(&content);
+            assert_eq!(old.first().map(|r| r.age_minutes), age, "{content}");
+            assert!(old.len() <= 1, "{content}");
+        }
+    }
+
+    #[test]
+    fn an_old_count_stated_without_its_age_gets_the_age_added() {
+        let old = stale_readings(&json!({"occupancy": {"count": 6, "age_minutes": 53}}));
+        assert_eq!(
+            unsaid_age("Meeting Room Aurora has 6 people.", &old, Language::English).as_deref(),
+            Some("This reading is 53 minutes old and may not be current.")
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use crate::agent::phrases::phrases;
 use crate::agent::question::language::Language;
 use crate::agent::question::plan::Quantity;
-use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy};
+use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy, GetSensorHistory};
 use crate::agent::tools::Tool;
 use serde_json::Value;
 
@@ -84,6 +84,85 @@ fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<String> {
         .collect()
 }
 
+/// A past window summarised from the one history result of `results` that holds readings:
+/// its lowest and highest reading with when, its mean (named so) and its latest reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistorySummary {
+    pub sentence: String,
+    /// The lowest, the highest and the mean value.
+    pub figures: [f64; 3],
+}
+
+pub fn history_summary<'r>(
+    mut results: impl Iterator<Item = (&'r str, &'r Value)>,
+    language: Language,
+) -> Option<HistorySummary> {
+    let mut held = results
+        .by_ref()
+        .filter(|(tool, content)| *tool == GetSensorHistory::NAME && stats_of(content).is_some());
+    let (_, content) = held.next()?;
+    if held.any(|(_, other)| other != content) {
+        return None; // two series: which one the question asked about is not known here
+    }
+    let stats = stats_of(content)?;
+    let unit = content.get("unit").and_then(Value::as_str).unwrap_or("");
+    let with_unit = |value: f64| format!("{} {unit}", number(value)).trim_end().to_string();
+    let point = |name: &str| -> Option<(f64, String)> {
+        let point = stats.get(name)?;
+        Some((point.get("value")?.as_f64()?, time(point.get("ts"))?))
+    };
+    let (low, low_at) = point("low")?;
+    let (high, high_at) = point("high")?;
+    let (latest, latest_at) = point("last")?;
+    let mean = stats.get("mean")?.as_f64()?;
+    let kind = content.get("sensor_type").and_then(Value::as_str)?;
+    let sentence = phrases(language)
+        .history_summary
+        .replace("{sensor}", &capitalised(sensor_name(kind, language)))
+        .replace("{place}", &place(content, content))
+        .replace("{from}", &time(content.get("from"))?)
+        .replace("{to}", &time(content.get("to"))?)
+        .replace("{low_at}", &low_at)
+        .replace("{high_at}", &high_at)
+        .replace("{latest_at}", &latest_at)
+        .replace("{low}", &with_unit(low))
+        .replace("{high}", &with_unit(high))
+        .replace("{mean}", &with_unit(mean))
+        .replace("{latest}", &with_unit(latest));
+    Some(HistorySummary {
+        sentence,
+        figures: [low, high, mean],
+    })
+}
+
+/// Whether `answer` states each of `figures` (to the precision a person would round to).
+pub fn states_each(answer: &str, figures: &[f64]) -> bool {
+    let stated: Vec<f64> = answer
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .map(|token| token.trim_matches(['.', ',']).replace(',', ""))
+        .filter_map(|token| token.parse::<f64>().ok())
+        .collect();
+    figures.iter().all(|figure| {
+        let tolerance = (figure.abs() * 0.005).max(0.06);
+        stated.iter().any(|s| (s - figure).abs() <= tolerance)
+    })
+}
+
+/// The overall figures of a history result: `stats` of a short series, `summary` of a long one.
+fn stats_of(content: &Value) -> Option<&Value> {
+    content
+        .get("stats")
+        .or_else(|| content.get("summary"))
+        .filter(|stats| stats.get("mean").is_some())
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 /// "Board Room (hq-101)", or the id alone when the room has no name.
 fn place(item: &Value, content: &Value) -> String {
     let id = item
@@ -127,6 +206,7 @@ fn sensor_name(kind: &str, language: Language) -> &'static str {
         "humidity" => names[1],
         "noise" => names[2],
         "light" => names[3],
+        "occupancy" => names[4],
         _ => "",
     }
 }
@@ -207,6 +287,65 @@ mod tests {
         assert!(
             figure_sentence(Quantity::Occupancy, results.into_iter(), Language::English).is_some()
         );
+    }
+
+    fn day_of_co2() -> Value {
+        json!({"building_id": "acme-hq", "room_id": "hq-201", "room_name": "Board Room",
+               "sensor_type": "co2", "from": "2026-12-03T17:00:00Z", "to": "2026-12-04T17:00:00Z",
+               "unit": "ppm",
+               "summary": {"count": 288, "min": 391.0, "max": 908.0, "mean": 641.56,
+                           "first": {"ts": "2026-12-03T17:05:00Z", "value": 450.0},
+                           "last": {"ts": "2026-12-04T16:55:00Z", "value": 702.0},
+                           "low": {"ts": "2026-12-04T03:10:00Z", "value": 391.0},
+                           "high": {"ts": "2026-12-04T14:20:00Z", "value": 908.0},
+                           "buckets": []}})
+    }
+
+    #[test]
+    fn a_history_is_summarised_by_its_low_high_mean_and_latest() {
+        let day = day_of_co2();
+        let summary = history_summary(
+            [("get_sensor_history", &day)].into_iter(),
+            Language::English,
+        )
+        .unwrap();
+        assert_eq!(
+            summary.sentence,
+            "CO2 in Board Room (hq-201) from 2026-12-03 17:00 UTC to 2026-12-04 17:00 UTC: \
+             lowest 391 ppm at 2026-12-04 03:10 UTC, highest 908 ppm at 2026-12-04 14:20 UTC, \
+             mean 641.56 ppm; latest 702 ppm at 2026-12-04 16:55 UTC."
+        );
+        assert_eq!(summary.figures, [391.0, 908.0, 641.56]);
+        let german =
+            history_summary([("get_sensor_history", &day)].into_iter(), Language::German).unwrap();
+        assert!(
+            german.sentence.contains("Mittelwert 641.56 ppm"),
+            "{}",
+            german.sentence
+        );
+        let empty =
+            json!({"sensor_type": "co2", "points": [], "note": "no readings in this window"});
+        assert_eq!(
+            history_summary(
+                [("get_sensor_history", &empty)].into_iter(),
+                Language::English
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn an_answer_states_the_summary_when_it_gives_low_high_and_mean() {
+        let figures = [391.0, 908.0, 641.56];
+        let rows = [
+            ("It ranged from 391 to 908 ppm, 641.6 ppm on average.", true),
+            ("Between 391 ppm and 908 ppm; mean 642 ppm.", true),
+            ("The CO2 over the last 24 hours is 641.56 ppm.", false),
+            ("Peak 908 ppm, low 391 ppm.", false),
+        ];
+        for (answer, states) in rows {
+            assert_eq!(states_each(answer, &figures), states, "{answer}");
+        }
     }
 
     #[test]

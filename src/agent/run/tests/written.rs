@@ -105,3 +105,64 @@ fn a_result_holding_the_asked_figure_is_never_answered_with_i_dont_know() {
         run_case(case);
     }
 }
+
+fn day_of_co2() -> serde_json::Value {
+    json!({"building_id": "acme-hq", "room_id": "hq-101", "room_name": "Board Room",
+           "sensor_type": "co2", "from": "2026-12-03T17:00:00Z",
+           "to": "2026-12-04T17:00:00Z", "unit": "ppm",
+           "summary": {"count": 288, "min": 391.0, "max": 908.0, "mean": 641.56,
+                       "first": {"ts": "2026-12-03T17:05:00Z", "value": 450.0},
+                       "last": {"ts": "2026-12-04T16:55:00Z", "value": 702.0},
+                       "low": {"ts": "2026-12-04T03:10:00Z", "value": 391.0},
+                       "high": {"ts": "2026-12-04T14:20:00Z", "value": 908.0},
+                       "buckets": []}})
+}
+
+const SUMMARY: &str =
+    "CO2 in Board Room (hq-101) from 2026-12-03 17:00 UTC to 2026-12-04 17:00 UTC: \
+                       lowest 391 ppm at 2026-12-04 03:10 UTC, highest 908 ppm at 2026-12-04 \
+                       14:20 UTC, mean 641.56 ppm; latest 702 ppm at 2026-12-04 16:55 UTC.";
+
+#[test]
+fn a_history_answer_gives_the_windows_low_high_mean_and_latest() {
+    let question = "CO2 in the Board Room of Acme Headquarters over the last 24 hours";
+    let history = || planned("", question, "get_sensor_history", day_of_co2());
+    let cases = [
+        Case {
+            name: "the mean alone, unnamed: the summary follows it",
+            ..history()
+        }
+        .then(
+            In::Text("The CO2 level over the last 24 hours is 641.56 ppm."),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly(Box::leak(
+                    format!("The CO2 level over the last 24 hours is 641.56 ppm. {SUMMARY}")
+                        .into_boxed_str(),
+                )),
+            ),
+        ),
+        Case {
+            name: "low, high and mean given: the answer stands",
+            ..history()
+        }
+        .then(
+            In::Text("It ranged from 391 to 908 ppm, 641.6 ppm on average."),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly("It ranged from 391 to 908 ppm, 641.6 ppm on average."),
+            ),
+        ),
+        Case {
+            name: "the model does not know: the summary is the answer",
+            ..history()
+        }
+        .then(
+            In::Text(IDK_MARKER),
+            Out::Done(Decision::Answered, Expected::Exactly(SUMMARY)),
+        ),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}

@@ -179,12 +179,16 @@ fn occupancy_json(building: &Building, occupancy: &RoomOccupancy) -> Value {
             .find(|r| r.id == occupancy.room_id)
             .and_then(|r| r.capacity)
     });
+    let age_minutes = occupancy
+        .updated_at
+        .map(|at| (chrono::Utc::now() - at).num_minutes());
     json!({
         "room_id": occupancy.room_id,
         "room_name": room_name(building, &occupancy.room_id),
         "count": occupancy.count,
         "capacity": capacity,
         "updated_at": occupancy.updated_at,
+        "age_minutes": age_minutes,
     })
 }
 

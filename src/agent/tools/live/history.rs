@@ -80,6 +80,9 @@ pub struct HistorySummary {
     pub overall: Stats,
     pub first: Point,
     pub last: Point,
+    /// The lowest and the highest reading, with when (the first such when several are).
+    pub low: Point,
+    pub high: Point,
     pub buckets: Vec<Bucket>,
 }
 
@@ -149,10 +152,14 @@ pub fn summarise(
             })
         })
         .collect();
+    let lowest = |a: &&Point, b: &&Point| a.value.total_cmp(&b.value);
     Some(HistorySummary {
         overall,
         first: points[0],
         last: points[points.len() - 1],
+        low: *points.iter().min_by(lowest)?,
+        // `max_by` keeps the last of equals; the first highest is the one reached first.
+        high: *points.iter().rev().max_by(lowest)?,
         buckets,
     })
 }
@@ -411,6 +418,9 @@ fn history_json(
     if points.len() <= MAX_RAW_POINTS {
         body["points"] = json!(points);
         body["stats"] = json!(summary.overall);
+        body["stats"]["low"] = json!(summary.low);
+        body["stats"]["high"] = json!(summary.high);
+        body["stats"]["last"] = json!(summary.last);
     } else {
         body["summary"] = json!(summary);
         let width = summary
