@@ -45,6 +45,10 @@ pub struct Phrases {
     /// `{from}`, `{to}`, `{low}`/`{high}`/`{latest}` with their `{low_at}`/`{high_at}`/
     /// `{latest_at}`, `{mean}` (values with their unit).
     pub history_summary: &'static str,
+    /// A room without a sensor of the asked type: `{place}`, `{sensor}`.
+    pub no_sensor: &'static str,
+    /// A sensor that has not reported recently: `{sensor}`, `{place}`.
+    pub no_recent_reading: &'static str,
 }
 
 /// The sentences in `language`.
@@ -98,6 +102,8 @@ pub const ENGLISH: Phrases = Phrases {
     latest_reading: "The latest {sensor} reading in {place} is {value} {unit}, measured at {time}.",
     sensor_names: ["temperature", "humidity", "noise", "light", "occupancy"],
     history_summary: "{sensor} in {place} from {from} to {to}: lowest {low} at {low_at}, highest {high} at {high_at}, mean {mean}; latest {latest} at {latest_at}.",
+    no_sensor: "{place} has no {sensor} sensor.",
+    no_recent_reading: "The {sensor} sensor in {place} has no recent reading.",
 };
 
 const GERMAN: Phrases = Phrases {
@@ -127,6 +133,8 @@ const GERMAN: Phrases = Phrases {
         "Der letzte Wert für {sensor} in {place} ist {value} {unit}, gemessen um {time}.",
     sensor_names: ["Temperatur", "Luftfeuchtigkeit", "Lautstärke", "Helligkeit", "Belegung"],
     history_summary: "{sensor} in {place} von {from} bis {to}: niedrigster Wert {low} um {low_at}, höchster Wert {high} um {high_at}, Mittelwert {mean}; zuletzt {latest} um {latest_at}.",
+    no_sensor: "In {place} ist kein Sensor für {sensor} installiert.",
+    no_recent_reading: "Der Sensor für {sensor} in {place} hat keinen aktuellen Messwert.",
 };
 
 const FRENCH: Phrases = Phrases {
@@ -157,6 +165,8 @@ const FRENCH: Phrases = Phrases {
         "La dernière mesure de {sensor} dans {place} est de {value} {unit}, relevée à {time}.",
     sensor_names: ["température", "humidité", "bruit", "lumière", "occupation"],
     history_summary: "{sensor} dans {place} du {from} au {to} : minimum {low} à {low_at}, maximum {high} à {high_at}, moyenne {mean} ; dernière valeur {latest} à {latest_at}.",
+    no_sensor: "Il n'y a pas de capteur de {sensor} dans {place}.",
+    no_recent_reading: "Le capteur de {sensor} dans {place} n'a pas de mesure récente.",
 };
 
 const SPANISH: Phrases = Phrases {
@@ -186,6 +196,8 @@ const SPANISH: Phrases = Phrases {
         "La última lectura de {sensor} en {place} es {value} {unit}, medida a las {time}.",
     sensor_names: ["temperatura", "humedad", "ruido", "luz", "ocupación"],
     history_summary: "{sensor} en {place} desde {from} hasta {to}: mínimo {low} a las {low_at}, máximo {high} a las {high_at}, media {mean}; último valor {latest} a las {latest_at}.",
+    no_sensor: "No hay ningún sensor de {sensor} en {place}.",
+    no_recent_reading: "El sensor de {sensor} en {place} no tiene ninguna lectura reciente.",
 };
 
 const ITALIAN: Phrases = Phrases {
@@ -214,6 +226,8 @@ const ITALIAN: Phrases = Phrases {
         "L'ultima lettura di {sensor} in {place} è {value} {unit}, misurata alle {time}.",
     sensor_names: ["temperatura", "umidità", "rumore", "luce", "occupazione"],
     history_summary: "{sensor} in {place} dal {from} al {to}: minimo {low} alle {low_at}, massimo {high} alle {high_at}, media {mean}; ultimo valore {latest} alle {latest_at}.",
+    no_sensor: "In {place} non è installato nessun sensore di {sensor}.",
+    no_recent_reading: "Il sensore di {sensor} in {place} non ha una lettura recente.",
 };
 
 const DUTCH: Phrases = Phrases {
@@ -241,6 +255,8 @@ const DUTCH: Phrases = Phrases {
         "De laatste meting van {sensor} in {place} is {value} {unit}, gemeten om {time}.",
     sensor_names: ["temperatuur", "luchtvochtigheid", "geluid", "licht", "bezetting"],
     history_summary: "{sensor} in {place} van {from} tot {to}: laagste waarde {low} om {low_at}, hoogste waarde {high} om {high_at}, gemiddelde {mean}; laatste waarde {latest} om {latest_at}.",
+    no_sensor: "In {place} is geen sensor voor {sensor} geïnstalleerd.",
+    no_recent_reading: "De sensor voor {sensor} in {place} heeft geen recente meting.",
 };
 
 const PORTUGUESE: Phrases = Phrases {
@@ -269,6 +285,8 @@ const PORTUGUESE: Phrases = Phrases {
     latest_reading: "A última leitura de {sensor} em {place} é {value} {unit}, medida às {time}.",
     sensor_names: ["temperatura", "umidade", "ruído", "luz", "ocupação"],
     history_summary: "{sensor} em {place} de {from} até {to}: mínimo {low} às {low_at}, máximo {high} às {high_at}, média {mean}; último valor {latest} às {latest_at}.",
+    no_sensor: "Não há nenhum sensor de {sensor} em {place}.",
+    no_recent_reading: "O sensor de {sensor} em {place} não tem nenhuma leitura recente.",
 };
 
 #[cfg(test)]
@@ -298,6 +316,8 @@ mod tests {
                 ("capacity", p.capacity),
                 ("latest_reading", p.latest_reading),
                 ("history_summary", p.history_summary),
+                ("no_sensor", p.no_sensor),
+                ("no_recent_reading", p.no_recent_reading),
             ]
         };
         for language in Language::ALL {

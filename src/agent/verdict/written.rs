@@ -59,11 +59,44 @@ fn count_of(content: &Value, language: Language) -> Option<String> {
     )
 }
 
-/// The latest reading of each `kind` sensor in `content`, each as a sentence.
+/// The latest reading of each `kind` sensor in `content`, each as a sentence; without one, that
+/// the room has no such sensor, or that its sensor has no recent reading (told apart).
 fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<String> {
     let Some(readings) = content.get("readings").and_then(Value::as_array) else {
         return Vec::new();
     };
+    let read: Vec<String> = latest_of(readings, content, kind, language);
+    if !read.is_empty() {
+        return read;
+    }
+    let phrases = phrases(language);
+    let sensor = sensor_name(kind, language);
+    if let Some(missing) = content.get("not_installed") {
+        let asked = missing.get("sensor_type").and_then(Value::as_str);
+        if asked.is_some_and(|asked| asked.eq_ignore_ascii_case(kind)) {
+            let sentence = phrases
+                .no_sensor
+                .replace("{place}", &place(missing, missing))
+                .replace("{sensor}", sensor);
+            return vec![capitalised(&sentence)];
+        }
+    }
+    content
+        .get("sensors_without_reading")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|s| s.get("sensor_type").and_then(Value::as_str) == Some(kind))
+        .map(|silent| {
+            phrases
+                .no_recent_reading
+                .replace("{sensor}", sensor)
+                .replace("{place}", &place(silent, content))
+        })
+        .collect()
+}
+
+fn latest_of(readings: &[Value], content: &Value, kind: &str, language: Language) -> Vec<String> {
     readings
         .iter()
         .filter(|reading| reading.get("sensor_type").and_then(Value::as_str) == Some(kind))
@@ -268,6 +301,49 @@ mod tests {
             ];
             let written = figure_sentence(*asked, results.into_iter(), *language);
             assert_eq!(written.as_deref(), *expected, "{asked:?} {language:?}");
+        }
+    }
+
+    #[test]
+    fn no_such_sensor_and_no_recent_reading_are_told_apart() {
+        let none = json!({"building_id": "acme-hq", "readings": [], "sensors_without_reading": [],
+                          "not_installed": {"sensor_type": "pm25", "room_id": "hq-101",
+                                            "room_name": "Board Room"},
+                          "note": "no pm25 sensor is installed in Board Room"});
+        let silent = json!({"building_id": "acme-hq", "readings": [], "sensors_without_reading": [
+            {"sensor_id": "s9", "sensor_type": "noise", "room_id": "hq-101", "room_name": "Board Room"}]});
+        let rows: &[(&Value, Quantity, Language, &str)] = &[
+            (
+                &none,
+                Quantity::Reading("pm25"),
+                Language::English,
+                "Board Room (hq-101) has no PM2.5 sensor.",
+            ),
+            (
+                &none,
+                Quantity::Reading("pm25"),
+                Language::German,
+                "In Board Room (hq-101) ist kein Sensor für PM2.5 installiert.",
+            ),
+            (
+                &silent,
+                Quantity::Reading("noise"),
+                Language::English,
+                "The noise sensor in Board Room (hq-101) has no recent reading.",
+            ),
+            (
+                &silent,
+                Quantity::Reading("noise"),
+                Language::French,
+                "Le capteur de bruit dans Board Room (hq-101) n'a pas de mesure récente.",
+            ),
+        ];
+        for (content, asked, language, expected) in rows {
+            let results = [("get_latest_sensor_data", *content)];
+            assert_eq!(
+                figure_sentence(*asked, results.into_iter(), *language).as_deref(),
+                Some(*expected)
+            );
         }
     }
 

@@ -183,8 +183,12 @@ impl Tool for GetLatestSensorData {
                 .and_then(|id| room_name(&building, id))
                 .unwrap_or(&building.name);
             let note = no_sensor_note(wanted_type.as_deref(), place);
+            // `not_installed` tells "no such sensor" apart from "no recent reading".
             return Ok((
-                json!({"building_id": building.id, "readings": [], "sensors_without_reading": [], "note": note}),
+                json!({"building_id": building.id, "readings": [], "sensors_without_reading": [],
+                       "not_installed": {"sensor_type": wanted_type, "room_id": args.room_id,
+                                         "room_name": place},
+                       "note": note}),
                 note,
             ));
         }
