@@ -49,7 +49,9 @@ use crate::agent::question::followup;
 use crate::agent::question::language;
 use crate::agent::question::places::KnownBuilding;
 use crate::agent::question::plan;
-use crate::agent::question::routing::{asks_for_history, route, Route};
+use crate::agent::question::routing::{
+    asks_for_history, may_ask_about_a_named_place, route, Route,
+};
 use crate::agent::question::scope::{asks_for_writing, parse_topic};
 use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
@@ -265,6 +267,9 @@ pub struct AnswerRun<'a> {
     asked_in: Option<language::Language>,
     /// What "the first one" of a follow-up points at, said to the model with the places.
     referent: Option<String>,
+    /// A question the rules would send to the documentation that may name one of the caller's
+    /// places: live when the places looked up hold what it names, else the documentation.
+    places_first: bool,
     /// What a continuation ("and in the Board Room?") takes from the question before it.
     inherited: Option<followup::Inherited>,
     /// The places text answers the question itself (the rooms on the floor it names): the
@@ -283,9 +288,12 @@ impl<'a> AnswerRun<'a> {
     ) -> AnswerRun<'a> {
         let text = crate::text::strip_invisible(&question.text).into_owned();
         let inherited = followup::inherit(&text, &question.history);
+        let routed = inherited.as_ref().map_or_else(|| route(&text), |i| i.route);
+        let places_first = routed == Route::Documentation && may_ask_about_a_named_place(&text);
         AnswerRun {
             asked_in: language::detect(&text),
-            route: inherited.as_ref().map_or_else(|| route(&text), |i| i.route),
+            route: if places_first { Route::Live } else { routed },
+            places_first,
             inherited,
             text,
             question,

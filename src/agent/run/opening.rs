@@ -111,7 +111,9 @@ impl AnswerRun<'_> {
 
     pub(super) fn look_up_buildings(&mut self) -> Step {
         if !self.toolbox.has(ListBuildings::NAME) || !self.toolbox.has(GetBuilding::NAME) {
-            return self.open(None);
+            return self
+                .documentation_after_all()
+                .unwrap_or_else(|| self.open(None));
         }
         let listing = library_call(
             "places-buildings",
@@ -130,8 +132,11 @@ impl AnswerRun<'_> {
             return self.open(None);
         };
         if !listed.ok {
+            self.gathered.record(call, listed);
             // The model looks the places up itself.
-            return self.open(None);
+            return self
+                .documentation_after_all()
+                .unwrap_or_else(|| self.open(None));
         }
         let buildings = places::buildings_of(&listed.content);
         self.gathered.record(call, listed);
@@ -192,6 +197,21 @@ impl AnswerRun<'_> {
         )
     }
 
+    /// A question looked up against the caller's places first (`places_first`) that names
+    /// none of them: a documentation question after all, checked and searched as one.
+    pub(super) fn documentation_after_all(&mut self) -> Option<Step> {
+        if !self.places_first {
+            return None;
+        }
+        self.places_first = false;
+        self.route = Route::Documentation;
+        Some(if self.settings.scope_check {
+            self.check_topic()
+        } else {
+            self.search_first()
+        })
+    }
+
     /// The building a follow-up points at by its place in the previous answer ("the first
     /// one"), when it does.
     pub(super) fn referred_building(&self, buildings: &[KnownBuilding]) -> Option<KnownBuilding> {
@@ -231,6 +251,14 @@ impl AnswerRun<'_> {
             self.gathered.record(call, outcome);
         }
         let mut resolved = places::resolve(&self.text, &buildings, &rooms);
+        // A building named that the caller has none of stays a live question (answered as
+        // unknown below): its documentation would be about someone else's building.
+        if resolved.buildings.is_empty() && resolved.rooms.is_empty() && resolved.unknown.is_empty()
+        {
+            if let Some(documentation) = self.documentation_after_all() {
+                return documentation;
+            }
+        }
         if resolved.buildings.is_empty() && resolved.rooms.is_empty() && resolved.unknown.is_empty()
         {
             resolved = places::resolve(&searched, &buildings, &rooms);

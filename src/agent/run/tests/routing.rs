@@ -543,3 +543,46 @@ fn a_continuation_after_a_documentation_question_stays_in_the_documentation() {
     );
     assert_eq!(step, Out::Topic);
 }
+
+#[test]
+fn a_place_named_in_words_is_looked_up_before_the_documentation() {
+    let annex = json!({"id": "acme-annex", "rooms": [{"id": "ax-1", "name": "Hall"}]});
+    let cases = [
+        every_building_scanned(
+            "the capacity of a room the caller has: live",
+            "What is the capacity of the Board Room?",
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms()), (true, annex.clone())]),
+            Out::Answer(
+                Offer::LiveOnly,
+                ToolChoice::Required,
+                ReplyShape::Free,
+                false,
+            ),
+        ),
+        every_building_scanned(
+            "a capacity of something no place of the caller's is called: the documentation",
+            "What is the maximum capacity of the Gateway Appliance?",
+        )
+        .then(
+            In::Results(vec![(true, hq_rooms()), (true, annex)]),
+            Out::Topic,
+        ),
+        case(
+            "the places cannot be listed: the documentation",
+            "What is the capacity of the Board Room?",
+            Out::Tools(vec!["list_buildings"], 0),
+        )
+        .then(
+            In::Results(vec![(
+                false,
+                json!({"error": {"kind": "unavailable", "message": "down"}}),
+            )]),
+            Out::Topic,
+        ),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}
