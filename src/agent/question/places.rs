@@ -11,7 +11,7 @@
 //! looks the same, and the answer is "I don't know" without asking the model.
 
 use super::routing::PLACE_WORDS;
-use super::words::words;
+use super::words::{contains_phrase, words};
 use serde_json::Value;
 
 /// A building the caller may see.
@@ -382,6 +382,47 @@ pub fn asks_for_rooms_on_floor(question: &str) -> bool {
     floor_named(question).is_some() && has(ROOMS_WORDS) && !has(MEASURE_WORDS)
 }
 
+/// Phrases asking about a place itself: its size, its seats, the rooms of it or of a floor.
+const PLACE_PROPERTY_PHRASES: &[&str] = &[
+    "capacity",
+    "how many seats",
+    "how many people fit",
+    "how big",
+    "which floor",
+    "what floor",
+    "which rooms",
+    "what rooms",
+    "rooms on",
+    "rooms are on",
+    "kapazität",
+    "wie viele plätze",
+    "wie groß",
+    "welches stockwerk",
+    "welche räume",
+    "capacité",
+    "combien de places",
+    "quel étage",
+    "quelles salles",
+    "capacidad",
+    "qué salas",
+    "capienza",
+    "capaciteit",
+    "capacidade",
+];
+
+/// Whether a question the rules would send to the documentation may be about one of the
+/// caller's own places named in words ("What is the capacity of the Board Room?", "Which rooms
+/// are on floor 2 of Acme Headquarters?"): such a question is resolved against the caller's
+/// live places before any documentation search, and goes to the documentation only when it
+/// names none of them.
+pub fn may_ask_about_a_named_place(question: &str) -> bool {
+    let text = words(question).join(" ");
+    may_name_a_place(question)
+        && PLACE_PROPERTY_PHRASES
+            .iter()
+            .any(|p| contains_phrase(&text, p))
+}
+
 /// Whether `question` may name a place in words: a capitalised word past its first that is
 /// neither a question word nor a code like "CO2" ("How many people are in the Lobby?").
 pub fn may_name_a_place(question: &str) -> bool {
@@ -532,6 +573,27 @@ fn contains_words(words: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_property_of_a_place_named_in_words_is_looked_up_first() {
+        let rows = [
+            ("What is the capacity of the Board Room?", true),
+            ("Which rooms are on floor 2 of Acme Headquarters?", true),
+            ("Wie groß ist die Kapazität des Board Room?", true),
+            ("Quelle est la capacité de la salle Aurora ?", true),
+            // Nothing named, or nothing asked about a place.
+            ("What is the capacity of a meeting room sensor?", false),
+            ("How do I add a sensor to the Board Room?", false),
+            ("What does stale mean?", false),
+        ];
+        for (question, looked_up) in rows {
+            assert_eq!(
+                may_ask_about_a_named_place(question),
+                looked_up,
+                "{question}"
+            );
+        }
+    }
 
     #[test]
     fn building_names_are_read_from_capitalised_words() {

@@ -160,47 +160,6 @@ pub fn route(question: &str) -> Route {
     Route::Documentation
 }
 
-/// Phrases asking about a place itself: its size, its seats, the rooms of it or of a floor.
-const PLACE_PROPERTY_PHRASES: &[&str] = &[
-    "capacity",
-    "how many seats",
-    "how many people fit",
-    "how big",
-    "which floor",
-    "what floor",
-    "which rooms",
-    "what rooms",
-    "rooms on",
-    "rooms are on",
-    "kapazität",
-    "wie viele plätze",
-    "wie groß",
-    "welches stockwerk",
-    "welche räume",
-    "capacité",
-    "combien de places",
-    "quel étage",
-    "quelles salles",
-    "capacidad",
-    "qué salas",
-    "capienza",
-    "capaciteit",
-    "capacidade",
-];
-
-/// Whether a question the rules would send to the documentation may be about one of the
-/// caller's own places named in words ("What is the capacity of the Board Room?", "Which rooms
-/// are on floor 2 of Acme Headquarters?"): such a question is resolved against the caller's
-/// live places before any documentation search, and goes to the documentation only when it
-/// names none of them.
-pub fn may_ask_about_a_named_place(question: &str) -> bool {
-    let text = words(question).join(" ");
-    super::places::may_name_a_place(question)
-        && PLACE_PROPERTY_PHRASES
-            .iter()
-            .any(|p| contains_phrase(&text, p))
-}
-
 /// Phrases asking how values went over a past window, rather than for the current value.
 const HISTORY_PHRASES: &[&str] = &[
     "over the last",
@@ -299,27 +258,6 @@ fn names_a_place(words: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_property_of_a_place_named_in_words_is_looked_up_first() {
-        let rows = [
-            ("What is the capacity of the Board Room?", true),
-            ("Which rooms are on floor 2 of Acme Headquarters?", true),
-            ("Wie groß ist die Kapazität des Board Room?", true),
-            ("Quelle est la capacité de la salle Aurora ?", true),
-            // Nothing named, or nothing asked about a place.
-            ("What is the capacity of a meeting room sensor?", false),
-            ("How do I add a sensor to the Board Room?", false),
-            ("What does stale mean?", false),
-        ];
-        for (question, looked_up) in rows {
-            assert_eq!(
-                may_ask_about_a_named_place(question),
-                looked_up,
-                "{question}"
-            );
-        }
-    }
 
     #[test]
     fn greetings_thanks_and_capabilities_are_answered_by_rule() {

@@ -47,11 +47,9 @@ use super::tools::registry::ToolOutcome;
 use super::usage::PriceTable;
 use crate::agent::question::followup;
 use crate::agent::question::language;
-use crate::agent::question::places::KnownBuilding;
+use crate::agent::question::places::{may_ask_about_a_named_place, KnownBuilding};
 use crate::agent::question::plan;
-use crate::agent::question::routing::{
-    asks_for_history, may_ask_about_a_named_place, route, Route,
-};
+use crate::agent::question::routing::{asks_for_history, route, Route};
 use crate::agent::question::scope::{asks_for_writing, parse_topic};
 use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
