@@ -28,6 +28,11 @@ const HISTORY_QUESTION: &str =
     "How did the CO2 in room hq-101 of building acme-hq develop over the last 24 hours?";
 const FOLLOW_UP: &str = "And what is the temperature there right now?";
 const SLOW_QUESTION: &str = "Tell me everything about the zebra display";
+/// Answered "I don't know" beside its own count by the scripted model, as the 1.5B model did.
+const OCCUPANCY_QUESTION: &str =
+    "How many people are in Meeting Room Aurora in Acme Headquarters right now?";
+/// Its answer call meets a provider that answers 503 every time.
+const OUTAGE_QUESTION: &str = "Is the zebra display switched on?";
 
 /// What the scripted model saw, for the assertions.
 #[derive(Default)]
@@ -125,6 +130,20 @@ fn rule(seen: Arc<Mutex<Seen>>) -> impl Fn(&Value) -> Option<Reply> + Send + Syn
             let (min, max) = (stats["min"].clone(), stats["max"].clone());
             let text = format!("CO2 in Meeting Room Aurora went from {min} to {max} ppm.");
             return Some(say(body, &[text.as_str()], pause));
+        }
+        if question.contains(OCCUPANCY_QUESTION) {
+            if result.is_none() {
+                let arguments = r#"{"building_id":"acme-hq","room_id":"hq-101"}"#;
+                return Some(call(body, "o1", "get_occupancy", arguments));
+            }
+            let idk = "I don't know based on the available CrowdVision information.";
+            return Some(say(body, &[idk], pause));
+        }
+        if question.contains(OUTAGE_QUESTION) {
+            return Some(Reply::Status {
+                status: 503,
+                retry_after: None,
+            });
         }
         if question.contains(FOLLOW_UP) {
             let earlier = body["messages"].as_array()?.iter().any(|m| {
@@ -339,6 +358,37 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     );
     assert!(seen.lock().unwrap().follow_up_had_history);
 
+    // The occupancy question after the documentation one: the count beside its chart, never
+    // "I don't know" (the model refused; the library writes the figure from the result).
+    browser.type_into("#question", OCCUPANCY_QUESTION).await;
+    browser.click("#ask").await;
+    let state = browser
+        .wait_for(
+            "the occupancy answer",
+            "const e = document.querySelector('.turn:last-child .error'); if (e) return 'ERROR ' + e.textContent; return (document.querySelector('#ask').disabled === false && document.querySelector('.turn:last-child .meta').textContent !== '') ? 'ok' : null;",
+            Duration::from_secs(90),
+        )
+        .await;
+    if state != "ok" {
+        let requests = provider.requests();
+        let last = requests.last().unwrap();
+        panic!(
+            "{state}: {}",
+            serde_json::to_string_pretty(&last["messages"]).unwrap()
+        );
+    }
+    let counted = browser.script(LAST_ANSWER_TEXT, json!([])).await;
+    let counted = counted.as_str().unwrap();
+    assert!(counted.contains("has 6 people"), "{counted}");
+    assert!(!counted.contains("I don't know"), "{counted}");
+    let chart = browser
+        .script(
+            "const c = document.querySelector('.turn:last-child .chart'); return c && c.textContent;",
+            json!([]),
+        )
+        .await;
+    assert!(chart.as_str().is_some_and(|c| c.contains('6')), "{chart}");
+
     // Stop: the answer is cancelled and the provider's stream is cut.
     let cut_before = provider.streams_cut();
     browser.type_into("#question", SLOW_QUESTION).await;
@@ -346,6 +396,26 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     wait_for_slow_token(&browser).await;
     browser.click("#stop").await;
     wait_until_stopped(&browser, &provider, cut_before).await;
+
+    // The provider is down for this answer: an error, not the IDK sentence.
+    browser.type_into("#question", OUTAGE_QUESTION).await;
+    browser.click("#ask").await;
+    let failed = browser
+        .wait_for(
+            "the outage",
+            "const e = document.querySelector('.turn:last-child .error'); return e && e.textContent;",
+            Duration::from_secs(60),
+        )
+        .await;
+    assert!(
+        failed.as_str().unwrap().contains("provider is unavailable"),
+        "{failed}"
+    );
+    let shown = browser.script(LAST_ANSWER_TEXT, json!([])).await;
+    assert!(
+        !shown.as_str().unwrap_or_default().contains("I don't know"),
+        "{shown}"
+    );
 
     // Nothing but the page's own origin; no console error.
     let origins = browser

@@ -10,7 +10,7 @@
 use crate::agent::phrases::phrases;
 use crate::agent::question::language::Language;
 use crate::agent::question::plan::Quantity;
-use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy, GetSensorHistory};
+use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy, GetRoom, GetSensorHistory};
 use crate::agent::tools::Tool;
 use serde_json::Value;
 
@@ -22,7 +22,8 @@ pub fn figure_sentence<'r>(
     language: Language,
 ) -> Option<String> {
     let mut found = results.flat_map(|(tool, content)| match asked {
-        Quantity::Occupancy if tool == GetOccupancy::NAME => {
+        // `get_room` gives the room's count too.
+        Quantity::Occupancy if tool == GetOccupancy::NAME || tool == GetRoom::NAME => {
             count_of(content, language).into_iter().collect::<Vec<_>>()
         }
         Quantity::Reading(kind) if tool == GetLatestSensorData::NAME => {
@@ -37,7 +38,13 @@ pub fn figure_sentence<'r>(
 
 /// "Meeting Room Aurora has 6 people (capacity 10), as of 2026-12-04 14:05 UTC."
 fn count_of(content: &Value, language: Language) -> Option<String> {
-    let occupancy = content.get("occupancy")?;
+    // One room's count: `occupancy` of a room asked by id, or the one entry of `rooms`.
+    let occupancy = content.get("occupancy").or_else(|| {
+        match content.get("rooms").and_then(Value::as_array)?.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    })?;
     let count = occupancy.get("count")?.as_u64()?;
     let phrases = phrases(language);
     let capacity = occupancy
@@ -345,6 +352,32 @@ mod tests {
                 Some(*expected)
             );
         }
+    }
+
+    #[test]
+    fn a_count_is_read_from_a_rooms_list_of_one() {
+        let listed = json!({"building_id": "acme-hq", "building_name": "Acme Headquarters",
+            "rooms": [{"room_id": "hq-101", "room_name": "Meeting Room Aurora", "count": 6,
+                       "capacity": 10, "updated_at": "2026-12-04T18:54:16.415898854Z",
+                       "age_minutes": 1}], "total_people": 6});
+        assert_eq!(
+            figure_sentence(
+                Quantity::Occupancy,
+                [("get_occupancy", &listed)].into_iter(),
+                Language::English
+            )
+            .as_deref(),
+            Some("Meeting Room Aurora (hq-101) has 6 people (capacity 10), as of 2026-12-04 18:54 UTC.")
+        );
+        let two = json!({"rooms": [{"room_id": "a", "count": 1}, {"room_id": "b", "count": 2}]});
+        assert_eq!(
+            figure_sentence(
+                Quantity::Occupancy,
+                [("get_occupancy", &two)].into_iter(),
+                Language::English
+            ),
+            None
+        );
     }
 
     #[test]

@@ -3,11 +3,12 @@
 
 use super::*;
 
+/// As `get_occupancy` returns one room: the building's list of that one room.
 fn aurora_count() -> serde_json::Value {
     json!({"building_id": "acme-hq", "building_name": "Acme Headquarters",
-           "room": {"id": "hq-101", "name": "Board Room"},
-           "occupancy": {"room_id": "hq-101", "room_name": "Board Room", "count": 6,
-                         "capacity": 12, "updated_at": "2026-12-04T14:05:00Z"}})
+           "rooms": [{"room_id": "hq-101", "room_name": "Board Room", "count": 6,
+                      "capacity": 12, "updated_at": "2026-12-04T14:05:00Z", "age_minutes": 3}],
+           "total_people": 6})
 }
 
 fn co2_reading() -> serde_json::Value {
