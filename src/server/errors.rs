@@ -191,3 +191,77 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::error::{Outage, Service};
+    use crate::agent::llm::LlmError;
+
+    #[test]
+    fn each_failure_kind_has_its_status_and_code() {
+        let status = |status| LlmError::Status {
+            status,
+            detail: String::new(),
+        };
+        let outage = |service, timed_out| AgentError::Unavailable(Outage { service, timed_out });
+        let rows: Vec<(AgentError, u16, &str, Option<u64>)> = vec![
+            (
+                AgentError::Llm(LlmError::Timeout),
+                504,
+                "provider_unavailable",
+                Some(5),
+            ),
+            (
+                AgentError::Llm(LlmError::Transport("refused".into())),
+                503,
+                "provider_unavailable",
+                Some(5),
+            ),
+            (
+                AgentError::Llm(status(429)),
+                503,
+                "provider_unavailable",
+                Some(5),
+            ),
+            (
+                AgentError::Llm(status(502)),
+                503,
+                "provider_unavailable",
+                Some(5),
+            ),
+            (
+                AgentError::Llm(LlmError::Truncated),
+                503,
+                "provider_unavailable",
+                Some(5),
+            ),
+            (AgentError::Llm(status(400)), 502, "provider_error", None),
+            (
+                AgentError::Llm(LlmError::Malformed("x".into())),
+                502,
+                "provider_error",
+                None,
+            ),
+            (
+                outage(Service::DocumentationSearch, false),
+                503,
+                "unavailable",
+                Some(5),
+            ),
+            (outage(Service::LiveData, true), 504, "unavailable", Some(5)),
+        ];
+        for (error, code_status, code, retry_after) in rows {
+            let described = format!("{error:?}");
+            let api = ApiError::from(error);
+            assert_eq!(api.status.as_u16(), code_status, "{described}");
+            assert_eq!(api.code, code, "{described}");
+            assert_eq!(api.retry_after, retry_after, "{described}");
+            assert!(
+                !api.message.contains("know"),
+                "{described}: {}",
+                api.message
+            );
+        }
+    }
+}
