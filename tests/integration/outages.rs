@@ -22,7 +22,7 @@ async fn live_services_down() -> crate::server::Running {
             ("TWIN_SERVICE_URL", nobody),
             ("SENSOR_SERVICE_URL", nobody),
         ],
-        |config, retriever, authz| standard_registry(config, retriever, authz),
+        standard_registry,
     )
     .await;
     s.provider.set_rule(|body| {
