@@ -31,18 +31,6 @@ impl AgentError {
             _ => false,
         }
     }
-
-    /// The failure was a timeout (504 rather than 503).
-    pub fn timed_out(&self) -> bool {
-        matches!(
-            self,
-            AgentError::Llm(LlmError::Timeout)
-                | AgentError::Unavailable(Outage {
-                    timed_out: true,
-                    ..
-                })
-        )
-    }
 }
 
 /// A service an answer needed failed for reasons of its own, not the question's: the answer

@@ -413,6 +413,12 @@ impl<'a> AnswerRun<'a> {
     /// (decided by the loop, handed to the checks).
     fn finish_judged(&mut self, answer: &str, decision: Decision, figures_misstated: bool) -> Step {
         self.phase = Phase::Finished;
+        // A history question's written figure is its summary: read the series once.
+        let history_summary = self.history_summary();
+        let written_figure = match &history_summary {
+            Some(summary) => Some(summary.sentence.clone()),
+            None => self.written_figure(),
+        };
         let inputs = CheckInputs {
             question: &self.question.text,
             asked_in: self.asked_in,
@@ -421,17 +427,10 @@ impl<'a> AnswerRun<'a> {
                 && self.settings.require_grounded_answers,
             require_grounded_answers: self.settings.require_grounded_answers,
             figures_misstated,
-            written_figure: None,
-            history_summary: None,
-            model: self.model,
-            prices: self.prices,
-        };
-        let written_figure = self.written_figure();
-        let history_summary = self.history_summary();
-        let inputs = CheckInputs {
             written_figure: written_figure.as_deref(),
             history_summary: history_summary.as_ref(),
-            ..inputs
+            model: self.model,
+            prices: self.prices,
         };
         let gathered = std::mem::take(&mut self.gathered);
         let outage = gathered.outage_without_data();
