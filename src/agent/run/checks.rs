@@ -10,6 +10,11 @@
 //!   passages state it, after the re-ask about it ([`figures`](crate::agent::verdict::figures));
 //! - [`Rule::NoAmountGiven`]: a documentation answer to "how much", "how many" or a price
 //!   that states no number (the 1.5B model wrote that prices vary instead of not knowing);
+//! - [`Rule::OtherFigure`]: an answer stating figures, none of them the one the question asked
+//!   for, while a live result holds it (asked for the people in a room after a CO2 question,
+//!   the 1.5B model gave the earlier 402 ppm): the library's written figure replaces it;
+//! - [`Rule::AnotherBuilding`]: an answer stating a figure whose every cited passage is about
+//!   another building than the one the question names ([`subject`]);
 //! - [`Rule::InventedLiveFigures`]: an answer from live data whose every figure is new;
 //! - [`Rule::SubjectNotReturned`]: a live question about something no result holds
 //!   (elevators, an electricity bill).
@@ -27,6 +32,7 @@ use crate::agent::verdict::grounding;
 use crate::agent::verdict::links;
 use crate::agent::verdict::padding;
 use crate::agent::verdict::staleness;
+use crate::agent::verdict::subject::{self, AskedBuilding};
 use crate::agent::verdict::written;
 use crate::citations::{self, CheckedAnswer, MAX_EXCERPT_BYTES};
 use crate::contract::Decision;
@@ -38,6 +44,8 @@ pub enum Rule {
     UnsupportedDocumentation,
     MisstatedFigures,
     NoAmountGiven,
+    OtherFigure,
+    AnotherBuilding,
     InventedLiveFigures,
     SubjectNotReturned,
 }
@@ -57,6 +65,11 @@ pub(super) struct CheckInputs<'a> {
     /// The asked figure as the library writes it from a live result: the answer instead of
     /// "I don't know" or a refusal.
     pub written_figure: Option<&'a str>,
+    /// The values of the asked figure a live result holds: an answer stating figures must
+    /// state one of them. Empty when no one result holds it.
+    pub asked_figures: &'a [f64],
+    /// The buildings the question names, resolved among the caller's places.
+    pub asked_buildings: &'a [AskedBuilding],
     /// A history question's window summarised from its series: added to an answer that does
     /// not give its low, high and mean.
     pub history_summary: Option<&'a written::HistorySummary>,
@@ -84,6 +97,18 @@ pub(super) fn broken_rule(
     {
         return Some(Rule::NoAmountGiven);
     }
+    if live
+        && !inputs.asked_figures.is_empty()
+        && grounding::states_a_number(&checked.answer)
+        && !written::states_any(&checked.answer, inputs.asked_figures)
+    {
+        return Some(Rule::OtherFigure);
+    }
+    if grounding::states_a_number(&checked.answer)
+        && cites_only_other_buildings(checked, inputs.asked_buildings, gathered)
+    {
+        return Some(Rule::AnotherBuilding);
+    }
     if !(inputs.require_grounded_answers && live) {
         return None;
     }
@@ -95,6 +120,27 @@ pub(super) fn broken_rule(
         return Some(Rule::SubjectNotReturned);
     }
     None
+}
+
+/// Whether the answer cites passages and each is about another building than `asked`.
+fn cites_only_other_buildings(
+    checked: &CheckedAnswer,
+    asked: &[AskedBuilding],
+    gathered: &Gathered,
+) -> bool {
+    let mut cited = checked.citations.iter().filter_map(|citation| {
+        gathered
+            .passages
+            .iter()
+            .find(|(id, _)| *id == citation.chunk_id)
+            .map(|(_, text)| text.as_str())
+    });
+    let first = cited.next();
+    first.is_some_and(|first| {
+        std::iter::once(first)
+            .chain(cited)
+            .all(|text| subject::about_another_building(text, asked))
+    })
 }
 
 /// `answer` with a sentence saying how old a stale reading it states is, when it does not say.
@@ -284,6 +330,8 @@ mod tests {
                 require_grounded_answers: true,
                 figures_misstated,
                 written_figure: None,
+                asked_figures: &[],
+                asked_buildings: &[],
                 history_summary: None,
                 model: "m",
                 prices: &prices,

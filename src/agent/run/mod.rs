@@ -55,6 +55,7 @@ use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::REFUSAL;
+use crate::agent::verdict::subject::AskedBuilding;
 use crate::agent::verdict::written;
 use crate::contract::Decision;
 use crate::contract::{AskResponse, Question};
@@ -270,6 +271,8 @@ pub struct AnswerRun<'a> {
     places_first: bool,
     /// What a continuation ("and in the Board Room?") takes from the question before it.
     inherited: Option<followup::Inherited>,
+    /// The buildings the question was resolved to among the caller's places.
+    asked_buildings: Vec<AskedBuilding>,
     /// The places text answers the question itself (the rooms on the floor it names): the
     /// first live hop is offered no tool.
     places_answer: bool,
@@ -292,6 +295,7 @@ impl<'a> AnswerRun<'a> {
             asked_in: language::detect(&text),
             route: if places_first { Route::Live } else { routed },
             places_first,
+            asked_buildings: Vec::new(),
             inherited,
             text,
             question,
@@ -416,7 +420,10 @@ impl<'a> AnswerRun<'a> {
         // A history question's written figure is its summary: read the series once.
         let history_summary = self.history_summary();
         let written_figure = match &history_summary {
-            Some(summary) => Some(summary.sentence.clone()),
+            Some(summary) => Some(written::WrittenFigure {
+                sentence: summary.sentence.clone(),
+                values: Vec::new(),
+            }),
             None => self.written_figure(),
         };
         let inputs = CheckInputs {
@@ -427,7 +434,9 @@ impl<'a> AnswerRun<'a> {
                 && self.settings.require_grounded_answers,
             require_grounded_answers: self.settings.require_grounded_answers,
             figures_misstated,
-            written_figure: written_figure.as_deref(),
+            written_figure: written_figure.as_ref().map(|w| w.sentence.as_str()),
+            asked_figures: written_figure.as_ref().map_or(&[], |w| w.values.as_slice()),
+            asked_buildings: &self.asked_buildings,
             history_summary: history_summary.as_ref(),
             model: self.model,
             prices: self.prices,
@@ -447,16 +456,21 @@ impl AnswerRun<'_> {
     /// The figure a live question asks for, written by the library from the one result that
     /// holds it ([`written`](crate::agent::verdict::written)): the answer instead of "I don't
     /// know".
-    fn written_figure(&self) -> Option<String> {
+    fn written_figure(&self) -> Option<written::WrittenFigure> {
         if self.route != Route::Live || !self.gathered.live_data_returned {
             return None;
         }
         if self.over_window() {
-            return self.history_summary().map(|summary| summary.sentence);
+            return self
+                .history_summary()
+                .map(|summary| written::WrittenFigure {
+                    sentence: summary.sentence,
+                    values: Vec::new(),
+                });
         }
         let previous = self.inherited.as_ref().map(|i| i.previous.as_str());
         let asked = plan::asked_quantity(&self.text, previous, false)?;
-        written::figure_sentence(asked, self.gathered.live_data(), self.language())
+        written::asked_figure(asked, self.gathered.live_data(), self.language())
     }
 
     /// The past window a history question asks about, summarised from the one series

@@ -19,6 +19,7 @@ use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
 use crate::agent::verdict::decision::IDK_MARKER;
 use crate::agent::verdict::passages;
+use crate::agent::verdict::subject::AskedBuilding;
 use crate::contract::Decision;
 use crate::contract::HistoryRole;
 
@@ -291,6 +292,7 @@ impl AnswerRun<'_> {
                     .any(|r| r.building_id == room.building_id)
             });
         }
+        self.asked_buildings = asked_buildings(&resolved, &buildings);
         self.places_answer = !rooms.is_empty() && places::asks_for_rooms_on_floor(&self.text);
         let mut known = places::describe(&buildings, &rooms, &resolved);
         if let Some(referent) = &self.referent {
@@ -385,4 +387,26 @@ impl AnswerRun<'_> {
         }));
         messages
     }
+}
+
+/// The buildings `resolved` names, itself or through its rooms: a documentation passage about
+/// another one is not the answer ([`subject`](crate::agent::verdict::subject)).
+fn asked_buildings(
+    resolved: &places::NamedPlaces,
+    buildings: &[KnownBuilding],
+) -> Vec<AskedBuilding> {
+    let room_buildings = resolved
+        .rooms
+        .iter()
+        .filter_map(|room| buildings.iter().find(|b| b.id == room.building_id));
+    let mut asked: Vec<AskedBuilding> = Vec::new();
+    for building in resolved.buildings.iter().chain(room_buildings) {
+        if asked.iter().all(|a| a.id != building.id) {
+            asked.push(AskedBuilding {
+                id: building.id.clone(),
+                name: building.name.clone(),
+            });
+        }
+    }
+    asked
 }

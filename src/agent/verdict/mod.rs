@@ -8,6 +8,7 @@
 //! - [`figures`]: a documentation answer's figures against how the passages state them.
 //! - [`padding`]: sentences about footnotes, passages or tools dropped.
 //! - [`staleness`]: the age of a stale reading said when the answer does not say it.
+//! - [`subject`]: a documentation passage about another building than the one asked about.
 //! - [`written`]: the asked figure written by the library from the one live result holding
 //!   it, instead of "I don't know".
 //! - [`links`]: links, images and tags to hosts not allowed made harmless; [`urls`] the bare
@@ -20,5 +21,6 @@ pub mod links;
 pub mod padding;
 pub mod passages;
 pub mod staleness;
+pub mod subject;
 pub mod urls;
 pub mod written;

@@ -14,13 +14,30 @@ use crate::agent::tools::live::{GetLatestSensorData, GetOccupancy, GetRoom, GetS
 use crate::agent::tools::Tool;
 use serde_json::Value;
 
+/// The asked figure as the library writes it: the sentence, and the values it states (none
+/// when it says the room has no such sensor or no recent reading).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenFigure {
+    pub sentence: String,
+    pub values: Vec<f64>,
+}
+
+impl WrittenFigure {
+    fn of(sentence: String, value: Option<f64>) -> WrittenFigure {
+        WrittenFigure {
+            sentence,
+            values: value.into_iter().collect(),
+        }
+    }
+}
+
 /// The sentence stating the figure `asked` that exactly one of `results` ((tool, content) of
 /// the calls that returned data) holds; `None` when none or several do.
-pub fn figure_sentence<'r>(
+pub fn asked_figure<'r>(
     asked: Quantity,
     results: impl Iterator<Item = (&'r str, &'r Value)>,
     language: Language,
-) -> Option<String> {
+) -> Option<WrittenFigure> {
     let mut found = results.flat_map(|(tool, content)| match asked {
         // `get_room` gives the room's count too.
         Quantity::Occupancy if tool == GetOccupancy::NAME || tool == GetRoom::NAME => {
@@ -37,7 +54,7 @@ pub fn figure_sentence<'r>(
 }
 
 /// "Meeting Room Aurora has 6 people (capacity 10), as of 2026-12-04 14:05 UTC."
-fn count_of(content: &Value, language: Language) -> Option<String> {
+fn count_of(content: &Value, language: Language) -> Option<WrittenFigure> {
     // One room's count: `occupancy` of a room asked by id, or the one entry of `rooms`.
     let occupancy = content.get("occupancy").or_else(|| {
         match content.get("rooms").and_then(Value::as_array)?.as_slice() {
@@ -56,23 +73,22 @@ fn count_of(content: &Value, language: Language) -> Option<String> {
                 .replace("{capacity}", &capacity.to_string())
         })
         .unwrap_or_default();
-    Some(
-        phrases
-            .people_count
-            .replace("{place}", &place(occupancy, content))
-            .replace("{count}", &count.to_string())
-            .replace("{capacity}", &capacity)
-            .replace("{time}", &time(occupancy.get("updated_at"))?),
-    )
+    let sentence = phrases
+        .people_count
+        .replace("{place}", &place(occupancy, content))
+        .replace("{count}", &count.to_string())
+        .replace("{capacity}", &capacity)
+        .replace("{time}", &time(occupancy.get("updated_at"))?);
+    Some(WrittenFigure::of(sentence, Some(count as f64)))
 }
 
 /// The latest reading of each `kind` sensor in `content`, each as a sentence; without one, that
 /// the room has no such sensor, or that its sensor has no recent reading (told apart).
-fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<String> {
+fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<WrittenFigure> {
     let Some(readings) = content.get("readings").and_then(Value::as_array) else {
         return Vec::new();
     };
-    let read: Vec<String> = latest_of(readings, content, kind, language);
+    let read = latest_of(readings, content, kind, language);
     if !read.is_empty() {
         return read;
     }
@@ -85,7 +101,7 @@ fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<String> {
                 .no_sensor
                 .replace("{place}", &place(missing, missing))
                 .replace("{sensor}", sensor);
-            return vec![capitalised(&sentence)];
+            return vec![WrittenFigure::of(capitalised(&sentence), None)];
         }
     }
     content
@@ -95,31 +111,36 @@ fn readings_of(content: &Value, kind: &str, language: Language) -> Vec<String> {
         .flatten()
         .filter(|s| s.get("sensor_type").and_then(Value::as_str) == Some(kind))
         .map(|silent| {
-            phrases
+            let sentence = phrases
                 .no_recent_reading
                 .replace("{sensor}", sensor)
-                .replace("{place}", &place(silent, content))
+                .replace("{place}", &place(silent, content));
+            WrittenFigure::of(sentence, None)
         })
         .collect()
 }
 
-fn latest_of(readings: &[Value], content: &Value, kind: &str, language: Language) -> Vec<String> {
+fn latest_of(
+    readings: &[Value],
+    content: &Value,
+    kind: &str,
+    language: Language,
+) -> Vec<WrittenFigure> {
     readings
         .iter()
         .filter(|reading| reading.get("sensor_type").and_then(Value::as_str) == Some(kind))
         .filter_map(|reading| {
             let value = reading.get("value")?.as_f64()?;
             let unit = reading.get("unit").and_then(Value::as_str).unwrap_or("");
-            Some(
-                phrases(language)
-                    .latest_reading
-                    .replace("{sensor}", sensor_name(kind, language))
-                    .replace("{place}", &place(reading, content))
-                    .replace("{value}", &number(value))
-                    .replace("{unit}", unit)
-                    .replace(" ,", ",")
-                    .replace("{time}", &time(reading.get("ts"))?),
-            )
+            let sentence = phrases(language)
+                .latest_reading
+                .replace("{sensor}", sensor_name(kind, language))
+                .replace("{place}", &place(reading, content))
+                .replace("{value}", &number(value))
+                .replace("{unit}", unit)
+                .replace(" ,", ",")
+                .replace("{time}", &time(reading.get("ts"))?);
+            Some(WrittenFigure::of(sentence, Some(value)))
         })
         .collect()
 }
@@ -177,15 +198,27 @@ pub fn history_summary<'r>(
 
 /// Whether `answer` states each of `figures` (to the precision a person would round to).
 pub fn states_each(answer: &str, figures: &[f64]) -> bool {
-    let stated: Vec<f64> = answer
+    let stated = numbers_in(answer);
+    figures.iter().all(|figure| stated_among(&stated, *figure))
+}
+
+/// Whether `answer` states one of `figures`, as [`states_each`] compares them.
+pub fn states_any(answer: &str, figures: &[f64]) -> bool {
+    let stated = numbers_in(answer);
+    figures.iter().any(|figure| stated_among(&stated, *figure))
+}
+
+fn numbers_in(answer: &str) -> Vec<f64> {
+    answer
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
         .map(|token| token.trim_matches(['.', ',']).replace(',', ""))
         .filter_map(|token| token.parse::<f64>().ok())
-        .collect();
-    figures.iter().all(|figure| {
-        let tolerance = (figure.abs() * 0.005).max(0.06);
-        stated.iter().any(|s| (s - figure).abs() <= tolerance)
-    })
+        .collect()
+}
+
+fn stated_among(stated: &[f64], figure: f64) -> bool {
+    let tolerance = (figure.abs() * 0.005).max(0.06);
+    stated.iter().any(|s| (s - figure).abs() <= tolerance)
 }
 
 /// The overall figures of a history result: `stats` of a short series, `summary` of a long one.
@@ -255,6 +288,53 @@ fn sensor_name(kind: &str, language: Language) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn figure_sentence<'r>(
+        asked: Quantity,
+        results: impl Iterator<Item = (&'r str, &'r Value)>,
+        language: Language,
+    ) -> Option<String> {
+        asked_figure(asked, results, language).map(|figure| figure.sentence)
+    }
+
+    #[test]
+    fn a_written_figure_carries_the_values_it_states() {
+        let occupancy = aurora();
+        let latest = readings();
+        let results = || {
+            [
+                ("get_occupancy", &occupancy),
+                ("get_latest_sensor_data", &latest),
+            ]
+        };
+        let count = asked_figure(
+            Quantity::Occupancy,
+            results().into_iter(),
+            Language::English,
+        );
+        assert_eq!(count.unwrap().values, [6.0]);
+        let co2 = asked_figure(
+            Quantity::Reading("co2"),
+            results().into_iter(),
+            Language::English,
+        );
+        assert_eq!(co2.unwrap().values, [641.5]);
+    }
+
+    #[test]
+    fn an_answer_states_one_of_the_figures_rounded_as_people_round() {
+        let rows = [
+            ("Meeting Room Aurora has 6 people.", &[6.0][..], true),
+            ("The CO2 is 402 ppm.", &[6.0][..], false),
+            ("It is 642 ppm.", &[641.5][..], true),
+            ("It is 21.5 °C.", &[21.47][..], true),
+            ("It is 22 °C.", &[21.47][..], false),
+            ("No number at all.", &[6.0][..], false),
+        ];
+        for (answer, figures, states) in rows {
+            assert_eq!(states_any(answer, figures), states, "{answer}");
+        }
+    }
 
     fn aurora() -> Value {
         json!({"building_id": "acme-hq", "building_name": "Acme Headquarters",

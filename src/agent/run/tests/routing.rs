@@ -586,3 +586,52 @@ fn a_place_named_in_words_is_looked_up_before_the_documentation() {
         run_case(case);
     }
 }
+
+fn berlin_page() -> serde_json::Value {
+    json!({"results": [{
+        "chunk_id": "hq-berlin-facts",
+        "source": "user/acme/hq-berlin.md",
+        "section": "Building facts",
+        "text": "The ACME headquarters (`hq-berlin`) has six floors (0 to 5) and 48 rooms. \
+                 The board room is room 5.01 with a capacity of 24."
+    }]})
+}
+
+#[test]
+fn a_figure_from_another_buildings_page_is_not_the_answer() {
+    let question = "What is the capacity of the Board Room in Acme Headquarters?";
+    let searched = || {
+        live_asking("searched", question)
+            .then(
+                In::Calls(vec![("get_occupancy", r#"{"building_id": "acme-hq"}"#)]),
+                Out::Tools(vec!["get_occupancy"], 0),
+            )
+            .then(In::Results(vec![(true, json!({"rooms": []}))]), any_call())
+            .then(
+                In::Calls(vec![("search_docs", r#"{"query": "board room capacity"}"#)]),
+                Out::Tools(vec!["search_docs"], 0),
+            )
+            .then(In::Results(vec![(true, berlin_page())]), any_call())
+    };
+    let cases = [
+        Case {
+            name: "the Berlin page's 24 for Acme Headquarters' board room: idk",
+            ..searched()
+        }
+        .then(
+            In::Text("The Board Room has a capacity of 24 [^hq-berlin-facts]."),
+            idk(),
+        ),
+        Case {
+            name: "the same page without a figure in the answer: it stands",
+            ..searched()
+        }
+        .then(
+            In::Text("The board room is on the top floor [^hq-berlin-facts]."),
+            answered("top floor"),
+        ),
+    ];
+    for case in cases {
+        run_case(case);
+    }
+}

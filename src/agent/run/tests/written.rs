@@ -51,6 +51,37 @@ fn a_result_holding_the_asked_figure_is_never_answered_with_i_dont_know() {
             Out::Done(Decision::Answered, Expected::Exactly(COUNT)),
         ),
         planned(
+            "the model gives another quantity's figure for the count: the library writes the count",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(
+            In::Calls(vec![(
+                "get_latest_sensor_data",
+                r#"{"building_id": "acme-hq", "room_id": "hq-101", "sensor_type": "co2"}"#,
+            )]),
+            Out::Tools(vec!["get_latest_sensor_data"], 0),
+        )
+        .then(In::Results(vec![(true, co2_reading())]), any_call())
+        .then(
+            In::Text("The CO2 level in the Board Room is 812 ppm."),
+            Out::Done(Decision::Answered, Expected::Exactly(COUNT)),
+        ),
+        planned(
+            "the model gives the count with the room's capacity: its answer stands",
+            occupancy_question,
+            "get_occupancy",
+            aurora_count(),
+        )
+        .then(
+            In::Text("The Board Room has 6 people of a capacity of 12."),
+            Out::Done(
+                Decision::Answered,
+                Expected::Exactly("The Board Room has 6 people of a capacity of 12."),
+            ),
+        ),
+        planned(
             "the model states the count: its answer stands",
             occupancy_question,
             "get_occupancy",
