@@ -46,6 +46,11 @@ impl Conversation {
         }
     }
 
+    /// Goes on from turns kept elsewhere (`chat --resume`): they are the history.
+    pub fn resume(&mut self, history: Vec<HistoryMessage>) {
+        self.history = history;
+    }
+
     /// Remembers a completed exchange. A cancelled or failed question is never recorded, so
     /// the model does not see a question without its answer.
     pub fn record(&mut self, question: &str, response: AskResponse) {

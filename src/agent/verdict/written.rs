@@ -208,10 +208,20 @@ pub fn states_any(answer: &str, figures: &[f64]) -> bool {
     figures.iter().any(|figure| stated_among(&stated, *figure))
 }
 
+/// The numbers `answer` states: "1,200" is a thousand two hundred, "21,6" (a decimal comma,
+/// as French and German write it) twenty-one point six.
 fn numbers_in(answer: &str) -> Vec<f64> {
     answer
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-        .map(|token| token.trim_matches(['.', ',']).replace(',', ""))
+        .map(|token| {
+            let token = token.trim_matches(['.', ',']);
+            match token.rsplit_once(',') {
+                Some((whole, decimals)) if decimals.len() != 3 && !whole.contains('.') => {
+                    format!("{}.{decimals}", whole.replace(',', ""))
+                }
+                _ => token.replace(',', ""),
+            }
+        })
         .filter_map(|token| token.parse::<f64>().ok())
         .collect()
 }
@@ -329,6 +339,9 @@ mod tests {
             ("It is 642 ppm.", &[641.5][..], true),
             ("It is 21.5 °C.", &[21.47][..], true),
             ("It is 22 °C.", &[21.47][..], false),
+            ("Il fait 21,6 °C.", &[21.6][..], true),
+            ("Il fait 21,6 °C.", &[216.0][..], false),
+            ("Up to 1,200 ppm.", &[1200.0][..], true),
             ("No number at all.", &[6.0][..], false),
         ];
         for (answer, figures, states) in rows {
