@@ -75,6 +75,7 @@ impl RemoteAgent {
             model: question.model.clone(),
             top_k: question.top_k,
             history: question.history.clone(),
+            conversation_id: None,
         };
         let mut request = self.http.post(&self.ask_url).json(&body);
         request = match identity {

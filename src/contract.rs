@@ -139,6 +139,11 @@ pub struct AskRequest {
     /// Earlier turns of the conversation, oldest first.
     #[serde(default)]
     pub history: Vec<HistoryMessage>,
+    /// A conversation of the caller's kept by the server (`POST /conversations`): its stored
+    /// turns are the history (in place of `history`), and this turn is added once answered.
+    /// Unknown, expired or another caller's: 404.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 /// `{"error": {"code", "message"}}`: the body of every error.

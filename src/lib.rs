@@ -14,6 +14,7 @@
 //! - [`downstream`]: twin-service and sensor-service behind ports, their HTTP adapters.
 //! - [`server`]: the HTTP API (`serve`), the chat page at `/`, the OpenAI-compatible
 //!   `/v1` routes, `/mcp`, per-caller limits; [`client`]: a client of it.
+//! - [`conversations`]: conversations kept per caller in the store (port and both adapters).
 //! - [`quota`]: per-caller limits as data, and the port of limits shared by all replicas.
 //! - [`mcp`]: the MCP server (the tools and `ask` for MCP hosts), over stdio or `/mcp`.
 //! - [`citations`]: `[^chunk-id]` markers checked against the chunks an answer was given.
@@ -34,6 +35,7 @@ pub mod clock;
 pub mod compose;
 pub mod config;
 pub mod contract;
+pub mod conversations;
 pub mod downstream;
 pub mod eval;
 pub mod history;

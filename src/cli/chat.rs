@@ -10,7 +10,8 @@ use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::agent::conversation::Conversation;
 use crowdvision_agent::config::Config;
-use crowdvision_agent::contract::AgentEvent;
+use crowdvision_agent::contract::{AgentEvent, AskResponse};
+use crowdvision_agent::conversations::{self as kept, ConversationStore};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use std::io::Write;
@@ -42,6 +43,64 @@ pub struct ChatArgs {
     /// of answering in this process. The conversation is kept here and sent with each question.
     #[arg(long, value_name = "URL")]
     server: Option<String>,
+    /// Go on with this conversation kept in the store (`conversations` lists them). Without
+    /// it, a new conversation is kept from the first answer (CONVERSATIONS=false: none).
+    #[arg(long, value_name = "ID", conflicts_with = "server")]
+    resume: Option<String>,
+}
+
+/// Where this session's turns are kept: the store's conversations, as `serve` keeps them.
+struct Kept {
+    store: std::sync::Arc<dyn ConversationStore>,
+    owner: String,
+    id: Option<String>,
+    since_ms: i64,
+}
+
+impl Kept {
+    /// The store's conversations for a local chat; `None` (said once) when they cannot be kept.
+    async fn open(config: &Config, caller: identity::Given<'_>) -> Result<Option<Kept>> {
+        let owner = identity::resolve(caller, config)?.user.sub;
+        match super::conversations::store_of(config).await {
+            Ok(store) => Ok(Some(Kept {
+                store,
+                owner,
+                id: None,
+                since_ms: super::conversations::cutoff(config),
+            })),
+            Err(error) => {
+                eprintln!("(this chat is not kept: {error})");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Adds an answered turn, starting the conversation at the first one.
+    async fn keep(&mut self, question: &str, response: &AskResponse) -> Result<()> {
+        let id = match &self.id {
+            Some(id) => id.clone(),
+            None => {
+                let id = kept::new_id();
+                let title = kept::title_of(question);
+                self.store
+                    .create(&self.owner, &id, &title, kept::now_ms())
+                    .await?;
+                self.id = Some(id.clone());
+                id
+            }
+        };
+        let language = crowdvision_agent::agent::question::language::detect(question)
+            .map(|language| language.code().to_string());
+        let turn = kept::Turn::of(question, response, language, kept::now_ms());
+        if !self
+            .store
+            .append(&self.owner, &id, &turn, self.since_ms)
+            .await?
+        {
+            anyhow::bail!("conversation {id} is gone");
+        }
+        Ok(())
+    }
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) -> Result<ExitCode> {
@@ -51,6 +110,33 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
     // A missing history file is the normal first run.
     let _ = editor.load_history(&history_file);
     let mut conversation = Conversation::new(args.model, args.top_k);
+    let mut kept = match (&args.server, &args.resume) {
+        (Some(_), _) => None,
+        (None, None) => Kept::open(&config, caller).await?,
+        (None, Some(id)) => {
+            let store = super::conversations::store_of(&config).await?;
+            let owner = identity::resolve(caller, &config)?.user.sub;
+            let since_ms = super::conversations::cutoff(&config);
+            let Some(resumed) = store.get(&owner, id, since_ms).await? else {
+                eprintln!(
+                    "no conversation {id} of yours; `crowdvision-agent conversations` lists them"
+                );
+                return Ok(ExitCode::FAILURE);
+            };
+            outln!(
+                "Resuming \"{}\" ({} turns).",
+                resumed.summary.title,
+                resumed.turns.len()
+            );
+            conversation.resume(kept::history_of(&resumed.turns));
+            Some(Kept {
+                store,
+                owner,
+                id: Some(id.clone()),
+                since_ms,
+            })
+        }
+    };
     let model = match (&args.server, answerer.default_model()) {
         (Some(url), _) => format!("server {url}"),
         (None, model) => format!("model {}", model.unwrap_or_default()),
@@ -76,9 +162,16 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
                 &answerer,
                 &config.access.allowed_models,
             );
-        } else {
-            answer(line, &mut conversation, &answerer, &config).await;
+        } else if let Some(response) = answer(line, &mut conversation, &answerer, &config).await {
+            if let Some(kept) = kept.as_mut() {
+                if let Err(error) = kept.keep(line, &response).await {
+                    eprintln!("(this answer was not kept: {error})");
+                }
+            }
         }
+    }
+    if let Some(id) = kept.and_then(|kept| kept.id) {
+        outln!("Kept as {id}: `crowdvision-agent chat --resume {id}` goes on with it.");
     }
     if let Some(parent) = history_file.parent() {
         let _ = std::fs::create_dir_all(parent);
@@ -100,7 +193,13 @@ fn default_history_file() -> PathBuf {
 }
 
 /// Streams one answer; Ctrl-C drops it (closing the provider connection) and keeps the session.
-async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer, config: &Config) {
+/// The answer, when one was given.
+async fn answer(
+    text: &str,
+    conversation: &mut Conversation,
+    answerer: &Answerer,
+    config: &Config,
+) -> Option<AskResponse> {
     let question = conversation.question(text);
     let started = std::time::Instant::now();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
@@ -126,15 +225,22 @@ async fn answer(text: &str, conversation: &mut Conversation, answerer: &Answerer
     drop(sender);
     let _ = printer.await;
     match outcome {
-        None => outln!("\n(cancelled)"),
-        Some(Err(error)) => outln!("\nerror: {error}"),
+        None => {
+            outln!("\n(cancelled)");
+            None
+        }
+        Some(Err(error)) => {
+            outln!("\nerror: {error}");
+            None
+        }
         Some(Ok(response)) => {
             outln!();
             if !response.citations.is_empty() {
                 outln!("Sources:\n{}", render::citation_lines(&response).trim_end());
             }
             super::ask::remember(config, "chat", text, &response, started.elapsed());
-            conversation.record(text, response);
+            conversation.record(text, response.clone());
+            Some(response)
         }
     }
 }

@@ -4,6 +4,7 @@
 mod ask;
 mod chat;
 mod chunk;
+mod conversations;
 mod db;
 mod doctor;
 mod eval;
@@ -105,6 +106,9 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// The local log of ask and chat answers: list, show one, search (HISTORY=false: off).
     History(history::HistoryArgs),
+    /// The caller's conversations kept in the store: list, show one, delete one
+    /// (CONVERSATIONS=false: none are kept).
+    Conversations(conversations::ConversationsArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell to complete for.
@@ -171,6 +175,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             sim::run(args).await
         }
         Command::History(args) => history::run(load()?, args),
+        Command::Conversations(args) => conversations::run(load()?, caller, args).await,
         Command::Doctor(args) => {
             telemetry::start_from_environment()?;
             doctor::run(cli.config.as_deref(), args).await

@@ -105,6 +105,8 @@ impl Config {
                 max_in_flight_per_caller: r.number("MAX_IN_FLIGHT_PER_CALLER")?,
                 requests_per_minute: r.number("REQUESTS_PER_MINUTE")?,
                 tokens_per_hour: r.number("TOKENS_PER_HOUR")?,
+                conversations: r.boolean("CONVERSATIONS")?,
+                conversation_retention_days: r.number("CONVERSATION_RETENTION_DAYS")?,
             },
         })
     }

@@ -313,6 +313,10 @@ pub struct ServerConfig {
     pub requests_per_minute: u32,
     /// `TOKENS_PER_HOUR`: model tokens one caller may spend on this replica per hour.
     pub tokens_per_hour: u64,
+    /// `CONVERSATIONS`: keep conversations in the store.
+    pub conversations: bool,
+    /// `CONVERSATION_RETENTION_DAYS`: days a conversation is kept after its last turn; 0: ever.
+    pub conversation_retention_days: u32,
 }
 
 /// Shortest development-token secret accepted: 256 bits, the size of the HMAC-SHA256 key.

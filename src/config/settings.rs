@@ -292,6 +292,10 @@ pub const TABLE: &[Setting] = &[
         .doc("requests one caller may start on a replica in any sliding minute; more get 429 `rate_limited` with `Retry-After`; `0` for none"),
     setting("TOKENS_PER_HOUR", Server, number("0", "9223372036854775807"), Value("1000000"))
         .doc("model tokens one caller may spend on a replica per hour; past it 429 `budget_spent` with `Retry-After`; `0` for none"),
+    setting("CONVERSATIONS", Server, Bool, Value("true"))
+        .doc("keep conversations in the store (`/conversations`, `conversation_id` on `/ask`, `chat --resume`); `false`: nothing is kept and those routes answer 404"),
+    setting("CONVERSATION_RETENTION_DAYS", Server, number("0", "36500"), Value("90"))
+        .doc("a conversation not added to for this many days is deleted with its turns; `0` keeps them"),
     setting("SHUTDOWN_GRACE_SECONDS", Server, number("0", "3600"), Value("30"))
         .doc("after SIGTERM, how long answers in flight may finish"),
 ];

@@ -4,6 +4,7 @@
 //! dropped (the client hung up) aborts its answer.
 
 use super::admission::{self, Admission};
+use super::conversations::Keeping;
 use super::errors::ApiError;
 use super::AppState;
 use crate::auth::identity::Caller;
@@ -53,10 +54,14 @@ pub(super) async fn answer_once(
     question: &Question,
     caller: &Caller,
     held: Held,
+    keeping: Option<Keeping>,
 ) -> Result<AskResponse, ApiError> {
     let outcome = answer_with_events(state, question, caller, None).await;
     if let Ok(response) = &outcome {
         held.admission.spent(response.usage.total_tokens);
+        if let Some(keeping) = keeping {
+            keeping.keep(&question.text, response).await;
+        }
     }
     outcome
 }
@@ -67,6 +72,7 @@ pub(super) fn answer_stream(
     question: Question,
     caller: Caller,
     held: Held,
+    keeping: Option<Keeping>,
 ) -> impl futures::Stream<Item = Streamed> + Send + 'static {
     let (events_tx, events_rx) = mpsc::unbounded_channel::<AgentEvent>();
     let (outcome_tx, outcome_rx) = oneshot::channel::<Outcome>();
@@ -76,6 +82,10 @@ pub(super) fn answer_stream(
         drop(events_tx);
         if let Ok(response) = &outcome {
             admission.spent(response.usage.total_tokens);
+            // Kept before `done` is sent: a client that reloads on `done` finds the turn.
+            if let Some(keeping) = keeping {
+                keeping.keep(&question.text, response).await;
+            }
         }
         let _ = outcome_tx.send(outcome);
     });

@@ -261,7 +261,7 @@ async fn completions(
     question_checked(&question.text, &state)?;
     let held = answering::admit(&state, &caller).await?;
     if !request.stream {
-        let response = answering::answer_once(&state, &question, &caller, held).await?;
+        let response = answering::answer_once(&state, &question, &caller, held, None).await?;
         return Ok(Json(json!({
             "id": completion_id(),
             "object": "chat.completion",
@@ -283,7 +283,7 @@ async fn completions(
         .is_some_and(|o| o.include_usage);
     let keep_alive = state.settings.keep_alive;
     let mut chunks = Chunks::new(state.agent.default_model().to_string(), include_usage);
-    let stream = answering::answer_stream(state, question, caller, held)
+    let stream = answering::answer_stream(state, question, caller, held, None)
         .map(move |streamed| chunks.of(streamed))
         .flat_map(futures::stream::iter)
         .chain(futures::stream::once(async { "[DONE]".to_string() }))

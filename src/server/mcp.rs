@@ -90,7 +90,7 @@ impl Asker for Served {
         let held = answering::admit(state, caller)
             .await
             .map_err(|e| e.message)?;
-        answering::answer_once(state, &question, caller, held)
+        answering::answer_once(state, &question, caller, held, None)
             .await
             .map_err(|e| e.message)
     }

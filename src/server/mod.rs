@@ -12,6 +12,7 @@ mod admission;
 mod answering;
 mod caller;
 pub mod compat;
+mod conversations;
 mod errors;
 pub mod limits;
 mod mcp;
@@ -61,6 +62,8 @@ pub struct ServerSettings {
     pub public_base_url: Option<String>,
     /// Per-caller admission (429).
     pub limits: limits::LimitSettings,
+    /// Days a conversation is kept after its last turn; 0: ever.
+    pub conversation_retention_days: u32,
 }
 
 /// Tells the answers in flight that the shutdown grace is over: each ends with a 503 or an SSE
@@ -104,6 +107,8 @@ pub struct AppState {
     pub(crate) limits: Arc<limits::CallerLimits>,
     /// The per-caller limits all replicas share, when the store holds them (PostgreSQL).
     pub(crate) quota: Option<Arc<dyn crate::quota::SharedQuota>>,
+    /// The conversations kept in the store; `None` when `CONVERSATIONS=false`.
+    pub conversations: Option<Arc<dyn crate::conversations::ConversationStore>>,
     /// Cut at the end of the shutdown grace; see [`serve`].
     pub drain: Drain,
     /// Renders `GET /metrics`; `None` (404) when this process installed no recorder.
@@ -124,6 +129,7 @@ impl AppState {
             slots: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
             limits: limits::CallerLimits::new(settings.limits),
             quota: retriever.store.shared_quota(),
+            conversations: Some(retriever.store.conversations()),
             drain: Drain::default(),
             jwks: identity.oidc.as_ref().map(|oidc| {
                 Arc::new(crate::auth::jwks::JwksCache::new(
@@ -152,7 +158,7 @@ impl AppState {
         retriever: Arc<Retriever>,
         authz: Arc<crate::auth::authz::Authorizer>,
     ) -> AppState {
-        AppState::new(
+        let mut state = AppState::new(
             agent,
             retriever,
             authz,
@@ -183,9 +189,14 @@ impl AppState {
                     requests_per_minute: config.server.requests_per_minute,
                     tokens_per_hour: config.server.tokens_per_hour,
                 },
+                conversation_retention_days: config.server.conversation_retention_days,
             },
             config.llm.api_key.is_some(),
-        )
+        );
+        if !config.server.conversations {
+            state.conversations = None;
+        }
+        state
     }
 }
 

@@ -32,6 +32,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/metrics", get(metrics_text))
         .merge(super::page::routes())
         .merge(super::compat::routes())
+        .merge(super::conversations::routes())
         .merge(super::mcp::routes(&state))
         .merge(super::resource::routes())
         .fallback(not_found)
@@ -232,6 +233,8 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         Some("/readyz") => "/readyz",
         Some("/openapi.json") => "/openapi.json",
         Some("/metrics") => "/metrics",
+        Some("/conversations") => "/conversations",
+        Some("/conversations/{id}") => "/conversations/{id}",
         Some("/whoami") => "/whoami",
         Some("/") => "/",
         Some("/assets/app.js" | "/assets/app.css") => "/assets",
@@ -305,29 +308,37 @@ async fn ask(
             ),
         ));
     }
+    let (history, keeping) = match &request.conversation_id {
+        Some(id) => {
+            let (history, keeping) = super::conversations::resume(&state, &caller, id).await?;
+            (history, Some(keeping))
+        }
+        None => (request.history, None),
+    };
     let question = Question {
         model: request.model,
         top_k: request.top_k,
-        history: request.history,
+        history,
         ..Question::new(question)
     };
     let held = answering::admit(&state, &caller).await?;
     if request.stream {
         let keep_alive = state.settings.keep_alive;
-        let events = answering::answer_stream(state, question, caller, held).map(|streamed| {
-            Ok::<_, std::convert::Infallible>(match streamed {
-                Streamed::Event(event) => agent_event(&event),
-                Streamed::Done(response) => Event::default()
-                    .event("done")
-                    .data(serde_json::to_string(&response).unwrap_or_default()),
-                Streamed::Failed(error) => error_event(&error),
-            })
-        });
+        let events =
+            answering::answer_stream(state, question, caller, held, keeping).map(|streamed| {
+                Ok::<_, std::convert::Infallible>(match streamed {
+                    Streamed::Event(event) => agent_event(&event),
+                    Streamed::Done(response) => Event::default()
+                        .event("done")
+                        .data(serde_json::to_string(&response).unwrap_or_default()),
+                    Streamed::Failed(error) => error_event(&error),
+                })
+            });
         return Ok(Sse::new(events)
             .keep_alive(KeepAlive::new().interval(keep_alive))
             .into_response());
     }
-    let response = answering::answer_once(&state, &question, &caller, held).await?;
+    let response = answering::answer_once(&state, &question, &caller, held, keeping).await?;
     Ok(Json(response).into_response())
 }
 

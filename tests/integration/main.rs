@@ -11,6 +11,7 @@ mod agent_cli;
 mod agent_guided;
 mod architecture;
 mod cli;
+mod conversations;
 mod corpus;
 mod embed;
 mod eval;

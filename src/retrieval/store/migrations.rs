@@ -30,6 +30,11 @@ pub const POSTGRES: &[Migration] = &[
         name: "keyword_index",
         sql: include_str!("../../../migrations/postgres/0003_keyword_index.sql"),
     },
+    Migration {
+        version: 4,
+        name: "conversations",
+        sql: include_str!("../../../migrations/postgres/0004_conversations.sql"),
+    },
 ];
 
 pub const SQLITE: &[Migration] = &[
@@ -42,6 +47,11 @@ pub const SQLITE: &[Migration] = &[
         version: 2,
         name: "keyword_index",
         sql: include_str!("../../../migrations/sqlite/0002_keyword_index.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "conversations",
+        sql: include_str!("../../../migrations/sqlite/0003_conversations.sql"),
     },
 ];
 

@@ -7,6 +7,8 @@
 //! Writes are per document and atomic: a document and all its chunks appear together or not at
 //! all, and replacing a changed source happens in the same transaction as the insert.
 
+mod conversations_postgres;
+mod conversations_sqlite;
 pub mod migrations;
 pub mod postgres;
 mod postgres_keywords;
@@ -155,6 +157,9 @@ pub trait ChunkStore: Send + Sync {
     fn shared_quota(&self) -> Option<Arc<dyn crate::quota::SharedQuota>> {
         None
     }
+
+    /// The conversations kept in this store's database ([`crate::conversations`]).
+    fn conversations(&self) -> Arc<dyn crate::conversations::ConversationStore>;
 
     /// Closes the connections and waits until they are gone. A connection's worker may still
     /// hold the tracing span of its last query; a command closes the store before its spans

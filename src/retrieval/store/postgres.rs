@@ -112,6 +112,12 @@ impl ChunkStore for PostgresStore {
         )))
     }
 
+    fn conversations(&self) -> std::sync::Arc<dyn crate::conversations::ConversationStore> {
+        std::sync::Arc::new(super::conversations_postgres::PostgresConversations::new(
+            self.pool.clone(),
+        ))
+    }
+
     async fn close(&self) {
         self.pool.close().await;
     }

@@ -133,6 +133,12 @@ impl ChunkStore for SqliteStore {
         "sqlite"
     }
 
+    fn conversations(&self) -> std::sync::Arc<dyn crate::conversations::ConversationStore> {
+        std::sync::Arc::new(super::conversations_sqlite::SqliteConversations::new(
+            self.pool.clone(),
+        ))
+    }
+
     async fn close(&self) {
         self.pool.close().await;
     }

@@ -1,0 +1,237 @@
+//! `/conversations`: a caller's own conversations, kept in the store so that every replica
+//! sees them. `GET /conversations` (newest first, `limit`/`offset`, `q` matches every word
+//! in a question, an answer or the title), `POST /conversations`, `GET`/`PATCH`/`DELETE
+//! /conversations/{id}`; and, for `/ask`, the stored history of a `conversation_id` and the
+//! turn added once answered. Another caller's conversation is the same 404 as an unknown one:
+//! every lookup is by owner and id together, in SQL.
+
+use super::caller::caller;
+use super::errors::ApiError;
+use super::request::{parse_json, require_json};
+use super::AppState;
+use crate::auth::identity::Caller;
+use crate::contract::{AskResponse, HistoryMessage};
+use crate::conversations::{self as kept, ConversationError, ConversationStore, ListQuery, Turn};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use std::sync::Arc;
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/conversations", get(list).post(create))
+        .route(
+            "/conversations/{id}",
+            get(show).patch(rename).delete(delete),
+        )
+}
+
+/// The one answer for a conversation that is unknown, another caller's, expired, or kept by
+/// no one (`CONVERSATIONS=false`).
+pub fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such conversation")
+}
+
+fn store_failed(error: ConversationError) -> ApiError {
+    tracing::warn!(%error, "conversation store");
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store_unavailable",
+        "the conversation store is not answering",
+    )
+}
+
+fn store(state: &AppState) -> Result<&Arc<dyn ConversationStore>, ApiError> {
+    state.conversations.as_ref().ok_or_else(not_found)
+}
+
+fn cutoff(state: &AppState) -> i64 {
+    kept::retention_cutoff(kept::now_ms(), state.settings.conversation_retention_days)
+}
+
+#[derive(Debug, Deserialize)]
+struct ListParams {
+    limit: Option<u32>,
+    offset: Option<u32>,
+    q: Option<String>,
+}
+
+async fn list(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(params): Query<ListParams>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let store = store(&state)?;
+    let query = ListQuery {
+        limit: kept::page_size(params.limit),
+        offset: params.offset.unwrap_or(0),
+        since_ms: cutoff(&state),
+        words: kept::search_patterns(params.q.as_deref()),
+    };
+    let conversations = store
+        .list(&caller.user.sub, &query)
+        .await
+        .map_err(store_failed)?;
+    Ok(Json(serde_json::json!({
+        "conversations": conversations,
+        "limit": query.limit,
+        "offset": query.offset,
+    }))
+    .into_response())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TitleBody {
+    #[serde(default)]
+    title: Option<String>,
+}
+
+async fn create(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let store = store(&state)?;
+    let body: TitleBody = match &body {
+        Ok(bytes) if bytes.is_empty() => TitleBody::default(),
+        _ => {
+            require_json(&headers)?;
+            parse_json(body, "a conversation")?
+        }
+    };
+    let now = kept::now_ms();
+    // Conversations past retention go as new ones come: reads never show them anyway.
+    let cutoff = kept::retention_cutoff(now, state.settings.conversation_retention_days);
+    if cutoff > i64::MIN {
+        store.purge_before(cutoff).await.map_err(store_failed)?;
+    }
+    let title = kept::title_of(body.title.as_deref().unwrap_or_default());
+    let created = store
+        .create(&caller.user.sub, &kept::new_id(), &title, now)
+        .await
+        .map_err(store_failed)?;
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+async fn show(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let store = store(&state)?;
+    if !kept::well_formed_id(&id) {
+        return Err(not_found());
+    }
+    match store
+        .get(&caller.user.sub, &id, cutoff(&state))
+        .await
+        .map_err(store_failed)?
+    {
+        Some(conversation) => Ok(Json(conversation).into_response()),
+        None => Err(not_found()),
+    }
+}
+
+async fn rename(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    require_json(&headers)?;
+    let caller = caller(&headers, &state).await?;
+    let store = store(&state)?;
+    let body: TitleBody = parse_json(body, "a conversation")?;
+    let title = kept::title_of(body.title.as_deref().unwrap_or_default());
+    if !kept::well_formed_id(&id) {
+        return Err(not_found());
+    }
+    let renamed = store
+        .rename(&caller.user.sub, &id, &title, cutoff(&state))
+        .await
+        .map_err(store_failed)?;
+    if !renamed {
+        return Err(not_found());
+    }
+    Ok(Json(serde_json::json!({"id": id, "title": title})).into_response())
+}
+
+async fn delete(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let store = store(&state)?;
+    if !kept::well_formed_id(&id)
+        || !store
+            .delete(&caller.user.sub, &id)
+            .await
+            .map_err(store_failed)?
+    {
+        return Err(not_found());
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Where an answer's turn is kept once given.
+#[derive(Clone)]
+pub struct Keeping {
+    store: Arc<dyn ConversationStore>,
+    owner: String,
+    id: String,
+    since_ms: i64,
+}
+
+/// The stored history of `caller`'s conversation `id`, and where its next turn goes; 404 when
+/// there is no such conversation of theirs.
+pub async fn resume(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<(Vec<HistoryMessage>, Keeping), ApiError> {
+    let store = store(state)?;
+    if !kept::well_formed_id(id) {
+        return Err(not_found());
+    }
+    let since_ms = cutoff(state);
+    let conversation = store
+        .get(&caller.user.sub, id, since_ms)
+        .await
+        .map_err(store_failed)?
+        .ok_or_else(not_found)?;
+    let keeping = Keeping {
+        store: store.clone(),
+        owner: caller.user.sub.clone(),
+        id: id.to_string(),
+        since_ms,
+    };
+    Ok((kept::history_of(&conversation.turns), keeping))
+}
+
+impl Keeping {
+    /// Adds the answered turn. A failure is logged: the answer has been given and stands.
+    pub async fn keep(&self, question: &str, response: &AskResponse) {
+        let language = crate::agent::question::language::detect(question)
+            .map(|language| language.code().to_string());
+        let turn = Turn::of(question, response, language, kept::now_ms());
+        match self
+            .store
+            .append(&self.owner, &self.id, &turn, self.since_ms)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!("the conversation went before its turn could be kept"),
+            Err(error) => tracing::warn!(%error, "a conversation turn was not kept"),
+        }
+    }
+}
