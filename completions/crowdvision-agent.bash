@@ -28,6 +28,9 @@ _crowdvision__agent() {
             crowdvision__agent,completions)
                 cmd="crowdvision__agent__subcmd__completions"
                 ;;
+            crowdvision__agent,conversations)
+                cmd="crowdvision__agent__subcmd__conversations"
+                ;;
             crowdvision__agent,db)
                 cmd="crowdvision__agent__subcmd__db"
                 ;;
@@ -64,6 +67,30 @@ _crowdvision__agent() {
             crowdvision__agent,tools)
                 cmd="crowdvision__agent__subcmd__tools"
                 ;;
+            crowdvision__agent__subcmd__conversations,delete)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__delete"
+                ;;
+            crowdvision__agent__subcmd__conversations,help)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__conversations,list)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__conversations,show)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__show"
+                ;;
+            crowdvision__agent__subcmd__conversations__subcmd__help,delete)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__help__subcmd__delete"
+                ;;
+            crowdvision__agent__subcmd__conversations__subcmd__help,help)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__help__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__conversations__subcmd__help,list)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__help__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__conversations__subcmd__help,show)
+                cmd="crowdvision__agent__subcmd__conversations__subcmd__help__subcmd__show"
+                ;;
             crowdvision__agent__subcmd__db,help)
                 cmd="crowdvision__agent__subcmd__db__subcmd__help"
                 ;;
@@ -88,6 +115,18 @@ _crowdvision__agent() {
             crowdvision__agent__subcmd__db__subcmd__help,status)
                 cmd="crowdvision__agent__subcmd__db__subcmd__help__subcmd__status"
                 ;;
+            crowdvision__agent__subcmd__eval,help)
+                cmd="crowdvision__agent__subcmd__eval__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__eval,import-feedback)
+                cmd="crowdvision__agent__subcmd__eval__subcmd__import__subcmd__feedback"
+                ;;
+            crowdvision__agent__subcmd__eval__subcmd__help,help)
+                cmd="crowdvision__agent__subcmd__eval__subcmd__help__subcmd__help"
+                ;;
+            crowdvision__agent__subcmd__eval__subcmd__help,import-feedback)
+                cmd="crowdvision__agent__subcmd__eval__subcmd__help__subcmd__import__subcmd__feedback"
+                ;;
             crowdvision__agent__subcmd__help,ask)
                 cmd="crowdvision__agent__subcmd__help__subcmd__ask"
                 ;;
@@ -99,6 +138,9 @@ _crowdvision__agent() {
                 ;;
             crowdvision__agent__subcmd__help,completions)
                 cmd="crowdvision__agent__subcmd__help__subcmd__completions"
+                ;;
+            crowdvision__agent__subcmd__help,conversations)
+                cmd="crowdvision__agent__subcmd__help__subcmd__conversations"
                 ;;
             crowdvision__agent__subcmd__help,db)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db"
@@ -136,6 +178,15 @@ _crowdvision__agent() {
             crowdvision__agent__subcmd__help,tools)
                 cmd="crowdvision__agent__subcmd__help__subcmd__tools"
                 ;;
+            crowdvision__agent__subcmd__help__subcmd__conversations,delete)
+                cmd="crowdvision__agent__subcmd__help__subcmd__conversations__subcmd__delete"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__conversations,list)
+                cmd="crowdvision__agent__subcmd__help__subcmd__conversations__subcmd__list"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__conversations,show)
+                cmd="crowdvision__agent__subcmd__help__subcmd__conversations__subcmd__show"
+                ;;
             crowdvision__agent__subcmd__help__subcmd__db,migrate)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db__subcmd__migrate"
                 ;;
@@ -144,6 +195,9 @@ _crowdvision__agent() {
                 ;;
             crowdvision__agent__subcmd__help__subcmd__db,status)
                 cmd="crowdvision__agent__subcmd__help__subcmd__db__subcmd__status"
+                ;;
+            crowdvision__agent__subcmd__help__subcmd__eval,import-feedback)
+                cmd="crowdvision__agent__subcmd__help__subcmd__eval__subcmd__import__subcmd__feedback"
                 ;;
             crowdvision__agent__subcmd__help__subcmd__history,list)
                 cmd="crowdvision__agent__subcmd__help__subcmd__history__subcmd__list"
@@ -209,7 +263,7 @@ _crowdvision__agent() {
 
     case "${cmd}" in
         crowdvision__agent)
-            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools mcp sim db doctor history completions man help"
+            opts="-h -V --config --claims --token --help --version ingest chunk search ask chat eval serve tools mcp sim db doctor history conversations completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -273,7 +327,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__chat)
-            opts="-h -V --model --top-k --history --server --config --claims --token --help --version"
+            opts="-h -V --model --top-k --history --server --resume --config --claims --token --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -292,6 +346,10 @@ _crowdvision__agent() {
                     return 0
                     ;;
                 --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -355,6 +413,196 @@ _crowdvision__agent() {
         crowdvision__subcmd__agent__subcmd__completions)
             opts="-h -V --config --claims --token --help --version bash zsh fish elvish powershell"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations)
+            opts="-h -V --json --config --claims --token --help --version list show delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__delete)
+            opts="-h -V --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__help)
+            opts="list show delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__help__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__list)
+            opts="-n -q -h -V --last --search --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --search)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__conversations__subcmd__show)
+            opts="-h -V --json --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -579,7 +827,7 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__eval)
-            opts="-h -V --models --judge-model --filter --repeat --jobs --timeout --strict --json --junit --markdown --baseline --sim --server --sim-fixture --config --claims --token --help --version"
+            opts="-h -V --models --judge-model --filter --repeat --jobs --timeout --strict --json --junit --markdown --baseline --sim --server --sim-fixture --config --claims --token --help --version import-feedback help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -652,8 +900,84 @@ _crowdvision__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        crowdvision__subcmd__agent__subcmd__eval__subcmd__help)
+            opts="import-feedback help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__eval__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__eval__subcmd__help__subcmd__import__subcmd__feedback)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__eval__subcmd__import__subcmd__feedback)
+            opts="-h -V --down --since --out --config --claims --token --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         crowdvision__subcmd__agent__subcmd__help)
-            opts="ingest chunk search ask chat eval serve tools mcp sim db doctor history completions man help"
+            opts="ingest chunk search ask chat eval serve tools mcp sim db doctor history conversations completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -711,6 +1035,62 @@ _crowdvision__agent() {
         crowdvision__subcmd__agent__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__conversations)
+            opts="list show delete"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__conversations__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__conversations__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__conversations__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -793,8 +1173,22 @@ _crowdvision__agent() {
             return 0
             ;;
         crowdvision__subcmd__agent__subcmd__help__subcmd__eval)
-            opts=""
+            opts="import-feedback"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crowdvision__subcmd__agent__subcmd__help__subcmd__eval__subcmd__import__subcmd__feedback)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

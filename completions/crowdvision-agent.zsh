@@ -104,6 +104,7 @@ _arguments "${_arguments_options[@]}" : \
 '--top-k=[Passages search_docs returns (1 to 50; default TOP_K_FINAL)]:TOP_K:_default' \
 '--history=[Where typed lines are kept between sessions (default\: in the user'\''s data directory)]:FILE:_files' \
 '--server=[Chat with a running \`serve\` at this URL (e.g. http\://localhost\:3000 or …/agent) instead of answering in this process. The conversation is kept here and sent with each question]:URL:_default' \
+'(--server)--resume=[Go on with this conversation kept in the store (\`conversations\` lists them). Without it, a new conversation is kept from the first answer (CONVERSATIONS=false\: none)]:ID:_default' \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
 '--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
 '--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
@@ -136,8 +137,58 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::datasets -- Dataset files, or folders of them (*.yaml, *.yml):_files' \
+':datasets -- Dataset files, or folders of them (*.yaml, *.yml):_files' \
+":: :_crowdvision-agent__subcmd__eval_commands" \
+"*::: :->eval" \
 && ret=0
+
+    case $state in
+    (eval)
+        words=($line[2] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-eval-command-$line[2]:"
+        case $line[2] in
+            (import-feedback)
+_arguments "${_arguments_options[@]}" : \
+'--since=[How far back\: a count and a unit, \`m\`, \`h\`, \`d\` or \`w\` (e.g. 24h, 7d)]:WINDOW:_default' \
+'--out=[The dataset file to write (YAML, as \`eval\` reads it)]:FILE:_files' \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--down[Only thumbs-down (complaints); without it, every rating]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__eval__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-eval-help-command-$line[1]:"
+        case $line[1] in
+            (import-feedback)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
@@ -449,6 +500,104 @@ esac
     ;;
 esac
 ;;
+(conversations)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_crowdvision-agent__subcmd__conversations_commands" \
+"*::: :->conversations" \
+&& ret=0
+
+    case $state in
+    (conversations)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-conversations-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'-n+[How many (1 to 100)]:LAST:_default' \
+'--last=[How many (1 to 100)]:LAST:_default' \
+'-q+[Only those holding every word of this text in a question, an answer or the title]:SEARCH:_default' \
+'--search=[Only those holding every word of this text in a question, an answer or the title]:SEARCH:_default' \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id:_default' \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
+'--claims=[Act as this caller\: a file holding gateway claims (JSON, or its base64)]:FILE:_files' \
+'--token=[Act as the caller of this development token (HS256, verified with EVAL_JWT_SECRET)]:JWT:_default' \
+'--json[Print as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__conversations__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-conversations-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Optional settings file (YAML mapping of the environment variable names)]:FILE:_files' \
@@ -507,7 +656,23 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (eval)
 _arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help__subcmd__eval_commands" \
+"*::: :->eval" \
 && ret=0
+
+    case $state in
+    (eval)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-eval-command-$line[1]:"
+        case $line[1] in
+            (import-feedback)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
@@ -605,6 +770,34 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(conversations)
+_arguments "${_arguments_options[@]}" : \
+":: :_crowdvision-agent__subcmd__help__subcmd__conversations_commands" \
+"*::: :->conversations" \
+&& ret=0
+
+    case $state in
+    (conversations)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:crowdvision-agent-help-conversations-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -642,6 +835,7 @@ _crowdvision-agent_commands() {
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'history:The local log of ask and chat answers\: list, show one, search (HISTORY=false\: off)' \
+'conversations:The caller'\''s conversations kept in the store\: list, show one, delete one (CONVERSATIONS=false\: none are kept)' \
 'completions:Print a shell completion script' \
 'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -667,6 +861,61 @@ _crowdvision-agent__subcmd__chunk_commands() {
 _crowdvision-agent__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent completions commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations_commands] )) ||
+_crowdvision-agent__subcmd__conversations_commands() {
+    local commands; commands=(
+'list:The caller'\''s conversations, newest first (the default action)' \
+'show:One conversation with its turns' \
+'delete:Deletes a conversation and its turns' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent conversations commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__delete_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations delete commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__help_commands() {
+    local commands; commands=(
+'list:The caller'\''s conversations, newest first (the default action)' \
+'show:One conversation with its turns' \
+'delete:Deletes a conversation and its turns' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent conversations help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__delete_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations help delete commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations help list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations help show commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__conversations__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__conversations__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent conversations show commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__db_commands] )) ||
 _crowdvision-agent__subcmd__db_commands() {
@@ -730,8 +979,34 @@ _crowdvision-agent__subcmd__doctor_commands() {
 }
 (( $+functions[_crowdvision-agent__subcmd__eval_commands] )) ||
 _crowdvision-agent__subcmd__eval_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'import-feedback:Write golden-case skeletons from the answers people rated (administrators)\: each complaint runs as XFAIL until the answer changes' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
     _describe -t commands 'crowdvision-agent eval commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__eval__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__eval__subcmd__help_commands() {
+    local commands; commands=(
+'import-feedback:Write golden-case skeletons from the answers people rated (administrators)\: each complaint runs as XFAIL until the answer changes' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'crowdvision-agent eval help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__eval__subcmd__help__subcmd__help_commands] )) ||
+_crowdvision-agent__subcmd__eval__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent eval help help commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__eval__subcmd__help__subcmd__import-feedback_commands] )) ||
+_crowdvision-agent__subcmd__eval__subcmd__help__subcmd__import-feedback_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent eval help import-feedback commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__eval__subcmd__import-feedback_commands] )) ||
+_crowdvision-agent__subcmd__eval__subcmd__import-feedback_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent eval import-feedback commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__help_commands] )) ||
 _crowdvision-agent__subcmd__help_commands() {
@@ -749,6 +1024,7 @@ _crowdvision-agent__subcmd__help_commands() {
 'db:Schema management for the configured store' \
 'doctor:The effective settings and where each came from, then a live check of the store, the provider, the embedder and the downstream services' \
 'history:The local log of ask and chat answers\: list, show one, search (HISTORY=false\: off)' \
+'conversations:The caller'\''s conversations kept in the store\: list, show one, delete one (CONVERSATIONS=false\: none are kept)' \
 'completions:Print a shell completion script' \
 'man:Print a man page (roff)\: the command'\''s, or one subcommand'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -774,6 +1050,30 @@ _crowdvision-agent__subcmd__help__subcmd__chunk_commands() {
 _crowdvision-agent__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'crowdvision-agent help completions commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__conversations_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__conversations_commands() {
+    local commands; commands=(
+'list:The caller'\''s conversations, newest first (the default action)' \
+'show:One conversation with its turns' \
+'delete:Deletes a conversation and its turns' \
+    )
+    _describe -t commands 'crowdvision-agent help conversations commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__delete_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help conversations delete commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__list_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help conversations list commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__show_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__conversations__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help conversations show commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__db_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__db_commands() {
@@ -806,8 +1106,15 @@ _crowdvision-agent__subcmd__help__subcmd__doctor_commands() {
 }
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__eval_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__eval_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'import-feedback:Write golden-case skeletons from the answers people rated (administrators)\: each complaint runs as XFAIL until the answer changes' \
+    )
     _describe -t commands 'crowdvision-agent help eval commands' commands "$@"
+}
+(( $+functions[_crowdvision-agent__subcmd__help__subcmd__eval__subcmd__import-feedback_commands] )) ||
+_crowdvision-agent__subcmd__help__subcmd__eval__subcmd__import-feedback_commands() {
+    local commands; commands=()
+    _describe -t commands 'crowdvision-agent help eval import-feedback commands' commands "$@"
 }
 (( $+functions[_crowdvision-agent__subcmd__help__subcmd__help_commands] )) ||
 _crowdvision-agent__subcmd__help__subcmd__help_commands() {

@@ -21,6 +21,35 @@ CREATE TABLE IF NOT EXISTS conversation_turns (
     usage           TEXT NOT NULL,
     trace_id        TEXT,
     language        TEXT,
-    at_ms           INTEGER NOT NULL
+    at_ms           INTEGER NOT NULL,
+    live            TEXT
 );
 CREATE INDEX IF NOT EXISTS conversation_turns_by_conversation ON conversation_turns (conversation_id, id);
+
+-- Share links: only the token's SHA-256 is kept. Revoking deletes the row.
+CREATE TABLE IF NOT EXISTS conversation_shares (
+    id              TEXT PRIMARY KEY,
+    token_digest    TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    owner           TEXT NOT NULL,
+    created_ms      INTEGER NOT NULL,
+    expires_ms      INTEGER NOT NULL,
+    public          INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversation_shares_by_owner ON conversation_shares (owner, created_ms DESC);
+
+-- Feedback on an answer: one per turn and caller, with the caller's roles and domains.
+CREATE TABLE IF NOT EXISTS answer_feedback (
+    owner           TEXT NOT NULL,
+    turn_id         INTEGER NOT NULL REFERENCES conversation_turns (id) ON DELETE CASCADE,
+    conversation_id TEXT NOT NULL,
+    rating          TEXT NOT NULL,
+    reason          TEXT,
+    comment         TEXT,
+    expected        TEXT,
+    roles           TEXT NOT NULL,
+    domains         TEXT NOT NULL,
+    at_ms           INTEGER NOT NULL,
+    PRIMARY KEY (owner, turn_id)
+);
+CREATE INDEX IF NOT EXISTS answer_feedback_by_time ON answer_feedback (at_ms);

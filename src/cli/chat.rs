@@ -9,9 +9,10 @@ use super::{identity, render};
 use anyhow::Result;
 use clap::Args;
 use crowdvision_agent::agent::conversation::Conversation;
+use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::config::Config;
 use crowdvision_agent::contract::{AgentEvent, AskResponse};
-use crowdvision_agent::conversations::{self as kept, ConversationStore};
+use crowdvision_agent::conversations::{self as kept, ConversationStore, Feedback, Rating, Reason};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use std::io::Write;
@@ -25,6 +26,10 @@ Type a question, or a command:
   /trace         the tool calls of the last answer
   /cost          tokens and cost of this session
   /reset         forget the conversation so far
+  /good          the last answer was right (kept with the conversation)
+  /bad REASON [COMMENT]
+                 the last answer was wrong: wrong-figure, wrong-building, wrong-language,
+                 missing-source, not-helpful or other, with an optional comment
   /help          this text
 Ctrl-C cancels an answer in progress; Ctrl-D leaves.";
 
@@ -52,20 +57,23 @@ pub struct ChatArgs {
 /// Where this session's turns are kept: the store's conversations, as `serve` keeps them.
 struct Kept {
     store: std::sync::Arc<dyn ConversationStore>,
-    owner: String,
+    caller: AuthUser,
     id: Option<String>,
+    /// The last answer kept: what `/good` and `/bad` are about.
+    last_turn: Option<i64>,
     since_ms: i64,
 }
 
 impl Kept {
     /// The store's conversations for a local chat; `None` (said once) when they cannot be kept.
     async fn open(config: &Config, caller: identity::Given<'_>) -> Result<Option<Kept>> {
-        let owner = identity::resolve(caller, config)?.user.sub;
+        let caller = identity::resolve(caller, config)?.user;
         match super::conversations::store_of(config).await {
             Ok(store) => Ok(Some(Kept {
                 store,
-                owner,
+                caller,
                 id: None,
+                last_turn: None,
                 since_ms: super::conversations::cutoff(config),
             })),
             Err(error) => {
@@ -83,7 +91,7 @@ impl Kept {
                 let id = kept::new_id();
                 let title = kept::title_of(question);
                 self.store
-                    .create(&self.owner, &id, &title, kept::now_ms())
+                    .create(&self.caller.sub, &id, &title, kept::now_ms())
                     .await?;
                 self.id = Some(id.clone());
                 id
@@ -91,16 +99,65 @@ impl Kept {
         };
         let language = crowdvision_agent::agent::question::language::detect(question)
             .map(|language| language.code().to_string());
-        let turn = kept::Turn::of(question, response, language, kept::now_ms());
+        let turn = kept::Turn::of(question, response, &self.caller, language, kept::now_ms());
+        match self
+            .store
+            .append(&self.caller.sub, &id, &turn, self.since_ms)
+            .await?
+        {
+            Some(turn_id) => self.last_turn = Some(turn_id),
+            None => anyhow::bail!("conversation {id} is gone"),
+        }
+        Ok(())
+    }
+
+    /// `/good` or `/bad REASON [COMMENT]` on the last answer kept.
+    async fn judge(&self, command: &str) -> Result<String> {
+        let (Some(id), Some(turn_id)) = (&self.id, self.last_turn) else {
+            anyhow::bail!("there is no answer to rate yet");
+        };
+        let feedback = feedback_of(command, id, turn_id)?;
         if !self
             .store
-            .append(&self.owner, &id, &turn, self.since_ms)
+            .give_feedback(&self.caller, &feedback, kept::now_ms())
             .await?
         {
             anyhow::bail!("conversation {id} is gone");
         }
-        Ok(())
+        Ok(match feedback.reason {
+            None => "Thanks: noted as a good answer.".to_string(),
+            Some(reason) => format!("Thanks: noted as a bad answer ({}).", reason.as_str()),
+        })
     }
+}
+
+/// The feedback `/good` or `/bad REASON [COMMENT]` gives on turn `turn_id`. Pure.
+fn feedback_of(command: &str, conversation_id: &str, turn_id: i64) -> Result<Feedback> {
+    let mut words = command.splitn(3, char::is_whitespace);
+    let (rating, reason) = match words.next() {
+        Some("good") => (Rating::Up, None),
+        Some("bad") => {
+            let named = words.next().unwrap_or_default();
+            let reason = Reason::parse(named).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "say why: /bad wrong-figure|wrong-building|wrong-language|missing-source|\
+                     not-helpful|other [comment]"
+                )
+            })?;
+            (Rating::Down, Some(reason))
+        }
+        _ => anyhow::bail!("not a rating: /good or /bad REASON"),
+    };
+    let comment = words.next().map(str::trim).filter(|c| !c.is_empty());
+    Ok(Feedback {
+        conversation_id: conversation_id.to_string(),
+        turn_id,
+        rating,
+        reason,
+        comment: comment.map(str::to_string),
+        expected: None,
+    }
+    .normalised()?)
 }
 
 pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) -> Result<ExitCode> {
@@ -115,9 +172,9 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
         (None, None) => Kept::open(&config, caller).await?,
         (None, Some(id)) => {
             let store = super::conversations::store_of(&config).await?;
-            let owner = identity::resolve(caller, &config)?.user.sub;
+            let user = identity::resolve(caller, &config)?.user;
             let since_ms = super::conversations::cutoff(&config);
-            let Some(resumed) = store.get(&owner, id, since_ms).await? else {
+            let Some(resumed) = store.get(&user.sub, id, since_ms).await? else {
                 eprintln!(
                     "no conversation {id} of yours; `crowdvision-agent conversations` lists them"
                 );
@@ -131,8 +188,9 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
             conversation.resume(kept::history_of(&resumed.turns));
             Some(Kept {
                 store,
-                owner,
+                caller: user,
                 id: Some(id.clone()),
+                last_turn: resumed.turns.last().map(|turn| turn.id),
                 since_ms,
             })
         }
@@ -155,7 +213,21 @@ pub async fn run(config: Config, caller: identity::Given<'_>, args: ChatArgs) ->
             continue;
         }
         let _ = editor.add_history_entry(line);
-        if let Some(command) = line.strip_prefix('/') {
+        if let Some(rating) = line
+            .strip_prefix('/')
+            .filter(|command| command.starts_with("good") || command.starts_with("bad"))
+        {
+            let said = match kept.as_ref() {
+                Some(kept) => kept.judge(rating).await,
+                None => Err(anyhow::anyhow!(
+                    "this chat is not kept, so its answers cannot be rated"
+                )),
+            };
+            match said {
+                Ok(thanks) => outln!("{thanks}"),
+                Err(error) => eprintln!("{error}"),
+            }
+        } else if let Some(command) = line.strip_prefix('/') {
             run_command(
                 command,
                 &mut conversation,
@@ -328,5 +400,29 @@ fn run_command(
             outln!("conversation forgotten");
         }
         other => outln!("unknown command /{other}; /help lists them"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_and_bad_become_feedback_on_the_last_answer() {
+        let good = feedback_of("good", "c_1", 7).unwrap();
+        assert_eq!(
+            (good.rating, good.reason, good.turn_id),
+            (Rating::Up, None, 7)
+        );
+        let bad = feedback_of("bad wrong-figure poor starts at 1000", "c_1", 7).unwrap();
+        assert_eq!(bad.rating, Rating::Down);
+        assert_eq!(bad.reason, Some(Reason::WrongFigure));
+        assert_eq!(bad.comment.as_deref(), Some("poor starts at 1000"));
+        assert_eq!(feedback_of("bad other", "c_1", 7).unwrap().comment, None);
+        assert!(
+            feedback_of("bad", "c_1", 7).is_err(),
+            "a complaint names its reason"
+        );
+        assert!(feedback_of("bad rude", "c_1", 7).is_err());
     }
 }

@@ -26,7 +26,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct EvalArgs {
+    #[command(subcommand)]
+    pub action: Option<EvalAction>,
     /// Dataset files, or folders of them (*.yaml, *.yml).
     #[arg(required = true, value_name = "DATASET")]
     datasets: Vec<PathBuf>,
@@ -74,6 +77,13 @@ pub struct EvalArgs {
     /// The fixture --sim serves [default: the built-in campus]
     #[arg(long, value_name = "FILE")]
     sim_fixture: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum EvalAction {
+    /// Write golden-case skeletons from the answers people rated (administrators): each
+    /// complaint runs as XFAIL until the answer changes.
+    ImportFeedback(super::feedback::ImportFeedbackArgs),
 }
 
 pub async fn run(mut config: Config, args: EvalArgs) -> Result<ExitCode> {

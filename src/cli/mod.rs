@@ -8,6 +8,7 @@ mod conversations;
 mod db;
 mod doctor;
 mod eval;
+mod feedback;
 mod history;
 mod identity;
 mod ingest;
@@ -166,6 +167,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(load()?, caller, args).await,
         Command::Ask(args) => ask::run(load()?, caller, args).await,
         Command::Chat(args) => chat::run(load()?, caller, args).await,
+        Command::Eval(eval::EvalArgs {
+            action: Some(eval::EvalAction::ImportFeedback(args)),
+            ..
+        }) => feedback::run(load()?, caller, args).await,
         Command::Eval(args) => eval::run(load()?, args).await,
         Command::Serve(args) => serve::run(load()?, args).await,
         Command::Tools(args) => tools::run(load()?, caller, args).await,

@@ -8,10 +8,17 @@
 //! `None`, exactly like one that does not exist. The decisions (ids, titles, the retention
 //! cutoff, the words of a search, page sizes) are pure functions below.
 
+use crate::auth::AuthUser;
 use crate::citations::Citation;
-use crate::contract::{AskResponse, Decision, HistoryMessage, HistoryRole, Usage};
+use crate::contract::{AskResponse, Decision, HistoryMessage, HistoryRole, TraceEntry, Usage};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+
+pub mod feedback;
+pub mod sharing;
+
+pub use feedback::{Feedback, FeedbackRecord, Rating, Reason};
+pub use sharing::{NewShare, Share, Shared};
 
 /// The longest title kept, in characters.
 pub const MAX_TITLE_CHARS: usize = 120;
@@ -30,6 +37,9 @@ pub struct ConversationError(pub String);
 /// One question and its answer, as kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Turn {
+    /// Assigned by the store when the turn is kept; what feedback names.
+    #[serde(default)]
+    pub id: i64,
     pub question: String,
     pub answer: String,
     pub citations: Vec<Citation>,
@@ -44,16 +54,25 @@ pub struct Turn {
     pub language: Option<String>,
     /// When the answer was given, milliseconds since the epoch.
     pub at_ms: i64,
+    /// Whose live data the answer read: building ids, and `domain:NAME` for a tool that read
+    /// every building of one of the asker's domains (`list_buildings`; `*` when the asker sees
+    /// every domain); `None` when no live-data tool ran. A share withholds the answer from a
+    /// viewer who may not see one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<Vec<String>>,
 }
 
 impl Turn {
+    /// The turn of `asker` (whose domains a building list read) for `response`.
     pub fn of(
         question: &str,
         response: &AskResponse,
+        asker: &AuthUser,
         language: Option<String>,
         at_ms: i64,
     ) -> Turn {
         Turn {
+            id: 0,
             question: question.to_string(),
             answer: response.answer.clone(),
             citations: response.citations.clone(),
@@ -63,9 +82,46 @@ impl Turn {
             trace_id: None,
             language,
             at_ms,
+            live: live_reads(&response.trace, &asker.domains),
         }
     }
 }
+
+/// Whose live data a trace read (see [`Turn::live`]), in first-read order; `None` when only
+/// the documentation was searched. `asker_domains` are what a tool without a building read.
+pub fn live_reads(trace: &[TraceEntry], asker_domains: &[String]) -> Option<Vec<String>> {
+    let mut read: Vec<String> = Vec::new();
+    let mut any = false;
+    let mut add = |what: String| {
+        if !read.contains(&what) {
+            read.push(what);
+        }
+    };
+    for entry in trace.iter().filter(|entry| entry.tool != SEARCH_DOCS) {
+        any = true;
+        match entry
+            .arguments
+            .get("building_id")
+            .and_then(|id| id.as_str())
+        {
+            Some(building) => add(building.to_string()),
+            None if asker_domains.is_empty() => add(ALL_BUILDINGS.to_string()),
+            None => asker_domains
+                .iter()
+                .for_each(|domain| add(format!("{DOMAIN_PREFIX}{domain}"))),
+        }
+    }
+    any.then_some(read)
+}
+
+/// In [`Turn::live`]: every building of the named domain was read.
+pub const DOMAIN_PREFIX: &str = "domain:";
+
+/// In [`Turn::live`]: the answer read every building of an asker who sees every domain.
+pub const ALL_BUILDINGS: &str = "*";
+/// The documentation search's tool name: the one tool that reads no live data. Written out
+/// (the tools depend on the store, which depends on this module); a test pins it to the tool.
+pub const SEARCH_DOCS: &str = "search_docs";
 
 /// A conversation as listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -107,15 +163,15 @@ pub trait ConversationStore: Send + Sync {
         now_ms: i64,
     ) -> Result<Summary, ConversationError>;
 
-    /// Adds `turn` to `owner`'s conversation `id`; `false` when there is no such conversation
-    /// of theirs (or it is older than `since_ms`).
+    /// Adds `turn` to `owner`'s conversation `id` and says the id it was given; `None` when
+    /// there is no such conversation of theirs (or it is older than `since_ms`).
     async fn append(
         &self,
         owner: &str,
         id: &str,
         turn: &Turn,
         since_ms: i64,
-    ) -> Result<bool, ConversationError>;
+    ) -> Result<Option<i64>, ConversationError>;
 
     /// `owner`'s conversation `id` with its turns.
     async fn get(
@@ -141,8 +197,48 @@ pub trait ConversationStore: Send + Sync {
     async fn delete(&self, owner: &str, id: &str) -> Result<bool, ConversationError>;
 
     /// Deletes every conversation (of any owner) last updated before `cutoff_ms`, with its
-    /// turns; how many went.
+    /// turns, shares and feedback; how many went.
     async fn purge_before(&self, cutoff_ms: i64) -> Result<u64, ConversationError>;
+
+    /// Keeps `share` of `owner`'s conversation; `false` when there is no such conversation of
+    /// theirs (or it is older than `since_ms`).
+    async fn share(
+        &self,
+        owner: &str,
+        share: &NewShare,
+        since_ms: i64,
+    ) -> Result<bool, ConversationError>;
+
+    /// `owner`'s shares that have not expired at `now_ms`, newest first.
+    async fn shares(&self, owner: &str, now_ms: i64) -> Result<Vec<Share>, ConversationError>;
+
+    /// Revokes (deletes) `owner`'s share `share_id`; `false` when there is none.
+    async fn revoke(&self, owner: &str, share_id: &str) -> Result<bool, ConversationError>;
+
+    /// The share whose token has `token_digest`, when it has not expired at `now_ms`, with its
+    /// conversation as its owner keeps it.
+    async fn open_share(
+        &self,
+        token_digest: &str,
+        now_ms: i64,
+    ) -> Result<Option<Shared>, ConversationError>;
+
+    /// Keeps `giver`'s feedback, replacing theirs on the same turn; `false` when the turn is
+    /// not in a conversation of theirs.
+    async fn give_feedback(
+        &self,
+        giver: &AuthUser,
+        feedback: &Feedback,
+        now_ms: i64,
+    ) -> Result<bool, ConversationError>;
+
+    /// Every caller's feedback given at or after `since_ms` (of one rating, when given), oldest
+    /// first, with the turn it is about.
+    async fn feedback_since(
+        &self,
+        since_ms: i64,
+        rating: Option<Rating>,
+    ) -> Result<Vec<FeedbackRecord>, ConversationError>;
 }
 
 /// A new conversation id: 128 random bits as hex. Never derived from the owner or a counter,

@@ -59,6 +59,8 @@ fn pages_are_bounded() {
 #[test]
 fn the_history_is_the_last_turns_in_order() {
     let turn = |n: usize| Turn {
+        id: n as i64,
+        live: None,
         question: format!("q{n}"),
         answer: format!("a{n}"),
         citations: Vec::new(),
@@ -75,4 +77,41 @@ fn the_history_is_the_last_turns_in_order() {
     assert_eq!(history[0].content, "q2");
     assert_eq!(history[0].role, HistoryRole::User);
     assert_eq!(history.last().unwrap().content, "a11");
+}
+
+#[test]
+fn a_turn_keeps_whose_live_data_it_read() {
+    let entry = |tool: &str, arguments: serde_json::Value| TraceEntry {
+        tool: tool.into(),
+        arguments,
+        ok: true,
+        ms: 1,
+        summary: String::new(),
+    };
+    let acme = vec!["acme".to_string()];
+    assert_eq!(
+        live_reads(&[entry("search_docs", serde_json::json!({}))], &acme),
+        None
+    );
+    let trace = [
+        entry("list_buildings", serde_json::json!({})),
+        entry(
+            "get_occupancy",
+            serde_json::json!({"building_id": "acme-hq"}),
+        ),
+        entry(
+            "get_room",
+            serde_json::json!({"building_id": "acme-hq", "room_id": "hq-1"}),
+        ),
+        entry("search_docs", serde_json::json!({"query": "x"})),
+    ];
+    assert_eq!(
+        live_reads(&trace, &acme),
+        Some(vec!["domain:acme".to_string(), "acme-hq".to_string()])
+    );
+    assert_eq!(
+        live_reads(&trace[..1], &[]),
+        Some(vec![ALL_BUILDINGS.to_string()]),
+        "a platform administrator's building list is every domain's"
+    );
 }

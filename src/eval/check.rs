@@ -18,6 +18,7 @@ pub enum AssertionKind {
     Idk,
     Decision,
     Language,
+    DiffersFrom,
     Judge,
 }
 
@@ -33,6 +34,7 @@ impl AssertionKind {
             AssertionKind::Idk => "idk",
             AssertionKind::Decision => "decision",
             AssertionKind::Language => "language",
+            AssertionKind::DiffersFrom => "differs_from",
             AssertionKind::Judge => "judge",
         }
     }
@@ -144,7 +146,31 @@ pub fn check(expect: &Expect, response: &AskResponse) -> Vec<AssertionResult> {
             got: got.map_or("undetermined".to_string(), |l| l.code().to_string()),
         });
     }
+    if let Some(complained) = &expect.differs_from {
+        let same = comparable(complained) == comparable(&response.answer);
+        results.push(AssertionResult {
+            kind: AssertionKind::DiffersFrom,
+            passed: !same,
+            expected: format!(
+                "an answer other than {}",
+                quoted([complained.as_str()].into_iter())
+            ),
+            got: if same {
+                "the same answer".to_string()
+            } else {
+                "another answer".to_string()
+            },
+        });
+    }
     results
+}
+
+/// Text as compared by `differs_from`: lowercase, whitespace runs as one space.
+fn comparable(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// A cited source matches an expected one when they are equal, or when the expected one is a
@@ -277,6 +303,7 @@ mod tests {
             decision: Some(Decision::Answered),
             judge: None,
             language: None,
+            differs_from: None,
         };
         let results = check(&expect, &response());
         assert_eq!(results.len(), 8);
@@ -331,6 +358,7 @@ mod tests {
             decision: Some(Decision::Declined),
             judge: None,
             language: None,
+            differs_from: None,
         };
         let results = check(&expect, &response());
         assert!(results.iter().all(|r| !r.passed), "{results:#?}");
@@ -355,6 +383,18 @@ mod tests {
             ("true", "false")
         );
         assert_eq!(results[7].got, "answered");
+    }
+
+    #[test]
+    fn differs_from_fails_while_the_answer_is_the_one_complained_about() {
+        let expect = |text: &str| Expect {
+            differs_from: Some(text.to_string()),
+            ..Expect::default()
+        };
+        let answer = response().answer;
+        let same = format!("  {}  ", answer.to_uppercase().replace(' ', "\n "));
+        assert!(!check(&expect(&same), &response())[0].passed);
+        assert!(check(&expect("Something else entirely."), &response())[0].passed);
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub struct Expect {
     /// The answer's language, ISO 639-1 (`de`, `fr`, `es`, …), as detected in code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// An answer someone complained about (`eval import-feedback` writes it): the case passes
+    /// only when today's answer is another one (compared without case and spacing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differs_from: Option<String>,
 }
 
 impl Expect {

@@ -165,6 +165,11 @@ pub fn decision(decision: &'static str) {
     counter!("agent_decisions_total", "decision" => decision).increment(1);
 }
 
+/// Feedback given on an answer: `rating` is `up` or `down`, `reason` one of six or `none`.
+pub fn feedback(rating: &'static str, reason: &'static str) {
+    counter!("agent_feedback_total", "rating" => rating, "reason" => reason).increment(1);
+}
+
 pub fn span_dropped() {
     counter!("agent_spans_dropped_total").increment(1);
 }

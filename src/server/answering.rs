@@ -4,7 +4,7 @@
 //! dropped (the client hung up) aborts its answer.
 
 use super::admission::{self, Admission};
-use super::conversations::Keeping;
+use super::conversations::{Keeping, KeptTurn};
 use super::errors::ApiError;
 use super::AppState;
 use crate::auth::identity::Caller;
@@ -24,7 +24,8 @@ pub(super) struct Held {
 /// One item of a streamed answer.
 pub(super) enum Streamed {
     Event(AgentEvent),
-    Done(Box<AskResponse>),
+    /// The answer, and where it was kept when it belongs to a conversation.
+    Done(Box<AskResponse>, Option<KeptTurn>),
     Failed(ApiError),
 }
 
@@ -55,15 +56,14 @@ pub(super) async fn answer_once(
     caller: &Caller,
     held: Held,
     keeping: Option<Keeping>,
-) -> Result<AskResponse, ApiError> {
-    let outcome = answer_with_events(state, question, caller, None).await;
-    if let Ok(response) = &outcome {
-        held.admission.spent(response.usage.total_tokens);
-        if let Some(keeping) = keeping {
-            keeping.keep(&question.text, response).await;
-        }
-    }
-    outcome
+) -> Result<(AskResponse, Option<KeptTurn>), ApiError> {
+    let response = answer_with_events(state, question, caller, None).await?;
+    held.admission.spent(response.usage.total_tokens);
+    let kept = match keeping {
+        Some(keeping) => keeping.keep(&question.text, &response).await,
+        None => None,
+    };
+    Ok((response, kept))
 }
 
 /// The answer's events as they happen, then `Done` or `Failed`.
@@ -75,27 +75,28 @@ pub(super) fn answer_stream(
     keeping: Option<Keeping>,
 ) -> impl futures::Stream<Item = Streamed> + Send + 'static {
     let (events_tx, events_rx) = mpsc::unbounded_channel::<AgentEvent>();
-    let (outcome_tx, outcome_rx) = oneshot::channel::<Outcome>();
+    let (outcome_tx, outcome_rx) = oneshot::channel::<(Outcome, Option<KeptTurn>)>();
     let Held { admission, _permit } = held;
     let task = tokio::spawn(async move {
         let outcome = answer_with_events(&state, &question, &caller, Some(&events_tx)).await;
         drop(events_tx);
+        let mut kept = None;
         if let Ok(response) = &outcome {
             admission.spent(response.usage.total_tokens);
             // Kept before `done` is sent: a client that reloads on `done` finds the turn.
             if let Some(keeping) = keeping {
-                keeping.keep(&question.text, response).await;
+                kept = keeping.keep(&question.text, response).await;
             }
         }
-        let _ = outcome_tx.send(outcome);
+        let _ = outcome_tx.send((outcome, kept));
     });
     let guard = (AbortOnDrop(task), _permit, OpenStream::new());
     let events = tokio_stream_of(events_rx).map(Streamed::Event);
     let last = futures::stream::once(async move {
         let _still_running = guard; // held until the final item is sent
         match outcome_rx.await {
-            Ok(Ok(response)) => Streamed::Done(Box::new(response)),
-            Ok(Err(error)) => Streamed::Failed(error),
+            Ok((Ok(response), kept)) => Streamed::Done(Box::new(response), kept),
+            Ok((Err(error), _)) => Streamed::Failed(error),
             Err(_) => Streamed::Failed(ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",

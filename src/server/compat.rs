@@ -12,6 +12,7 @@
 
 use super::answering::{self, Streamed};
 use super::caller::caller;
+use super::conversations::KeptTurn;
 use super::errors::ApiError;
 use super::request::{parse_json, question as question_checked, require_json};
 use super::AppState;
@@ -114,6 +115,11 @@ pub struct CompletionRequest {
     pub tool_choice: Option<Value>,
     #[serde(default)]
     pub response_format: Option<Value>,
+    /// A conversation of the caller's kept by the server (an extension: `extra_body` in the
+    /// official SDKs): its stored turns are the history, earlier messages are ignored, and the
+    /// answer is added to it.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -257,12 +263,21 @@ async fn completions(
     require_json(&headers)?;
     let caller = caller(&headers, &state).await?;
     let request: CompletionRequest = parse_json(body, "a chat completion request")?;
-    let question = question_of(&request)?;
+    let mut question = question_of(&request)?;
     question_checked(&question.text, &state)?;
+    let keeping = match &request.conversation_id {
+        Some(id) => {
+            let (history, keeping) = super::conversations::resume(&state, &caller, id).await?;
+            question.history = history;
+            Some(keeping)
+        }
+        None => None,
+    };
     let held = answering::admit(&state, &caller).await?;
     if !request.stream {
-        let response = answering::answer_once(&state, &question, &caller, held, None).await?;
-        return Ok(Json(json!({
+        let (response, kept) =
+            answering::answer_once(&state, &question, &caller, held, keeping).await?;
+        let mut body = json!({
             "id": completion_id(),
             "object": "chat.completion",
             "created": crate::clock::unix_secs(),
@@ -274,8 +289,12 @@ async fn completions(
                 "logprobs": null,
             }],
             "usage": usage_json(&response),
-        }))
-        .into_response());
+        });
+        if let Some(kept) = kept {
+            body["conversation_id"] = kept.conversation_id.into();
+            body["turn_id"] = kept.turn_id.into();
+        }
+        return Ok(Json(body).into_response());
     }
     let include_usage = request
         .stream_options
@@ -283,7 +302,7 @@ async fn completions(
         .is_some_and(|o| o.include_usage);
     let keep_alive = state.settings.keep_alive;
     let mut chunks = Chunks::new(state.agent.default_model().to_string(), include_usage);
-    let stream = answering::answer_stream(state, question, caller, held, None)
+    let stream = answering::answer_stream(state, question, caller, held, keeping)
         .map(move |streamed| chunks.of(streamed))
         .flat_map(futures::stream::iter)
         .chain(futures::stream::once(async { "[DONE]".to_string() }))
@@ -321,6 +340,10 @@ impl Chunks {
     }
 
     fn chunk(&self, delta: Value, finish: Option<&str>) -> String {
+        self.chunk_value(delta, finish).to_string()
+    }
+
+    fn chunk_value(&self, delta: Value, finish: Option<&str>) -> Value {
         json!({
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -328,7 +351,6 @@ impl Chunks {
             "model": self.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}],
         })
-        .to_string()
     }
 
     /// The chunks (data lines) one item of the answer becomes.
@@ -352,7 +374,7 @@ impl Chunks {
                 let line = format!("{tool}: {summary}\n");
                 out.push(self.chunk(json!({ "reasoning_content": line }), None));
             }
-            Streamed::Done(response) => out.extend(self.finish(&response)),
+            Streamed::Done(response, kept) => out.extend(self.finish(&response, kept)),
             Streamed::Failed(error) => out.push(error_body(&error).to_string()),
         }
         out
@@ -361,14 +383,19 @@ impl Chunks {
     /// The rest of the answer, the finish reason, and the usage when asked for. When what was
     /// sent is the start of the answer the rest follows it, so the joined deltas are the
     /// answer; when the agent withdrew text, the answer follows a separating line.
-    fn finish(&mut self, response: &AskResponse) -> Vec<String> {
+    fn finish(&mut self, response: &AskResponse, kept: Option<KeptTurn>) -> Vec<String> {
         let text = answer_text(response);
         let rest = match text.strip_prefix(self.sent.as_str()) {
             Some(rest) => rest.to_string(),
             None => format!("\n\n---\n\n{text}"),
         };
         self.model = response.model.clone();
-        let mut out = vec![self.chunk(json!({ "content": rest }), Some("stop"))];
+        let mut last = self.chunk_value(json!({ "content": rest }), Some("stop"));
+        if let Some(kept) = kept {
+            last["conversation_id"] = kept.conversation_id.into();
+            last["turn_id"] = kept.turn_id.into();
+        }
+        let mut out = vec![last.to_string()];
         if self.include_usage {
             out.push(
                 json!({

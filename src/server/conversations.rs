@@ -37,7 +37,7 @@ pub fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such conversation")
 }
 
-fn store_failed(error: ConversationError) -> ApiError {
+pub(super) fn store_failed(error: ConversationError) -> ApiError {
     tracing::warn!(%error, "conversation store");
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -46,7 +46,7 @@ fn store_failed(error: ConversationError) -> ApiError {
     )
 }
 
-fn store(state: &AppState) -> Result<&Arc<dyn ConversationStore>, ApiError> {
+pub(super) fn store(state: &AppState) -> Result<&Arc<dyn ConversationStore>, ApiError> {
     state.conversations.as_ref().ok_or_else(not_found)
 }
 
@@ -188,6 +188,7 @@ async fn delete(
 pub struct Keeping {
     store: Arc<dyn ConversationStore>,
     owner: String,
+    asker: crate::auth::AuthUser,
     id: String,
     since_ms: i64,
 }
@@ -212,6 +213,7 @@ pub async fn resume(
     let keeping = Keeping {
         store: store.clone(),
         owner: caller.user.sub.clone(),
+        asker: caller.user.clone(),
         id: id.to_string(),
         since_ms,
     };
@@ -219,19 +221,50 @@ pub async fn resume(
 }
 
 impl Keeping {
-    /// Adds the answered turn. A failure is logged: the answer has been given and stands.
-    pub async fn keep(&self, question: &str, response: &AskResponse) {
+    /// Adds the answered turn and says where it went. A failure is logged: the answer has been
+    /// given and stands.
+    pub async fn keep(&self, question: &str, response: &AskResponse) -> Option<KeptTurn> {
         let language = crate::agent::question::language::detect(question)
             .map(|language| language.code().to_string());
-        let turn = Turn::of(question, response, language, kept::now_ms());
+        let turn = Turn::of(question, response, &self.asker, language, kept::now_ms());
         match self
             .store
             .append(&self.owner, &self.id, &turn, self.since_ms)
             .await
         {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!("the conversation went before its turn could be kept"),
-            Err(error) => tracing::warn!(%error, "a conversation turn was not kept"),
+            Ok(Some(turn_id)) => Some(KeptTurn {
+                conversation_id: self.id.clone(),
+                turn_id,
+            }),
+            Ok(None) => {
+                tracing::warn!("the conversation went before its turn could be kept");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(%error, "a conversation turn was not kept");
+                None
+            }
         }
     }
+}
+
+/// Where an answer was kept: what feedback on it names.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KeptTurn {
+    pub conversation_id: String,
+    pub turn_id: i64,
+}
+
+/// The response object with, when it was kept, `conversation_id` and `turn_id` beside its
+/// fields.
+pub fn with_kept(response: &AskResponse, kept: Option<&KeptTurn>) -> serde_json::Value {
+    let mut body = serde_json::to_value(response).unwrap_or_default();
+    if let (Some(kept), Some(fields)) = (kept, body.as_object_mut()) {
+        fields.insert(
+            "conversation_id".into(),
+            kept.conversation_id.clone().into(),
+        );
+        fields.insert("turn_id".into(), kept.turn_id.into());
+    }
+    body
 }

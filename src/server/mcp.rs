@@ -92,6 +92,7 @@ impl Asker for Served {
             .map_err(|e| e.message)?;
         answering::answer_once(state, &question, caller, held, None)
             .await
+            .map(|(response, _)| response)
             .map_err(|e| e.message)
     }
 }

@@ -14,6 +14,7 @@ mod caller;
 pub mod compat;
 mod conversations;
 mod errors;
+mod feedback;
 pub mod limits;
 mod mcp;
 mod oversize;
@@ -21,6 +22,7 @@ pub mod page;
 mod request;
 pub mod resource;
 pub mod routes;
+mod shares;
 
 pub use errors::ApiError;
 

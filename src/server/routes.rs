@@ -33,6 +33,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(super::page::routes())
         .merge(super::compat::routes())
         .merge(super::conversations::routes())
+        .merge(super::shares::routes())
+        .merge(super::feedback::routes())
         .merge(super::mcp::routes(&state))
         .merge(super::resource::routes())
         .fallback(not_found)
@@ -235,6 +237,10 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         Some("/metrics") => "/metrics",
         Some("/conversations") => "/conversations",
         Some("/conversations/{id}") => "/conversations/{id}",
+        Some("/conversations/{id}/share") => "/conversations/{id}/share",
+        Some("/shares") => "/shares",
+        Some("/shares/{key}") => "/shares/{key}",
+        Some("/feedback") => "/feedback",
         Some("/whoami") => "/whoami",
         Some("/") => "/",
         Some("/assets/app.js" | "/assets/app.css") => "/assets",
@@ -328,9 +334,9 @@ async fn ask(
             answering::answer_stream(state, question, caller, held, keeping).map(|streamed| {
                 Ok::<_, std::convert::Infallible>(match streamed {
                     Streamed::Event(event) => agent_event(&event),
-                    Streamed::Done(response) => Event::default()
-                        .event("done")
-                        .data(serde_json::to_string(&response).unwrap_or_default()),
+                    Streamed::Done(response, kept) => Event::default().event("done").data(
+                        super::conversations::with_kept(&response, kept.as_ref()).to_string(),
+                    ),
                     Streamed::Failed(error) => error_event(&error),
                 })
             });
@@ -338,8 +344,9 @@ async fn ask(
             .keep_alive(KeepAlive::new().interval(keep_alive))
             .into_response());
     }
-    let response = answering::answer_once(&state, &question, &caller, held, keeping).await?;
-    Ok(Json(response).into_response())
+    let (response, kept) =
+        answering::answer_once(&state, &question, &caller, held, keeping).await?;
+    Ok(Json(super::conversations::with_kept(&response, kept.as_ref())).into_response())
 }
 
 /// The body of `POST /ingest`: inline documents, and/or `roots: true` for the configured

@@ -6,8 +6,11 @@
 use crate::provider::{answer, usage};
 use crate::server::{client, start, Running, STAFF};
 use crate::util::TestDatabase;
+use crowdvision_agent::auth::AuthUser;
 use crowdvision_agent::contract::Decision;
-use crowdvision_agent::conversations::{self as kept, ConversationStore, ListQuery, Turn};
+use crowdvision_agent::conversations::{
+    self as kept, sharing, ConversationStore, Feedback, ListQuery, Rating, Reason, Turn,
+};
 use crowdvision_agent::retrieval::store::postgres::PostgresStore;
 use crowdvision_agent::retrieval::store::sqlite::SqliteStore;
 use crowdvision_agent::retrieval::store::ChunkStore;
@@ -259,6 +262,7 @@ async fn switched_off_nothing_is_kept() {
 
 fn turn(question: &str, at_ms: i64) -> Turn {
     Turn {
+        id: 0,
         question: question.into(),
         answer: "an answer".into(),
         citations: Vec::new(),
@@ -268,7 +272,88 @@ fn turn(question: &str, at_ms: i64) -> Turn {
         trace_id: Some("0af7651916cd43dd8448eb211c80319c".into()),
         language: Some("en".into()),
         at_ms,
+        live: Some(vec!["acme-hq".into()]),
     }
+}
+
+/// Shares and feedback of `owner` "s"'s conversation `id` holding `kept` alone.
+async fn shares_and_feedback(store: &dyn ConversationStore, id: &str, kept: &Turn, now: i64) {
+    let (new, token) = sharing::new_share(id, now, Some(2), false).unwrap();
+    assert!(
+        !store.share("o", &new, i64::MIN).await.unwrap(),
+        "not theirs"
+    );
+    assert!(store.share("s", &new, i64::MIN).await.unwrap());
+    assert_eq!(
+        store.shares("s", now).await.unwrap(),
+        vec![new.share.clone()]
+    );
+    assert!(store.shares("o", now).await.unwrap().is_empty());
+    let digest = sharing::token_digest(&token);
+    let opened = store.open_share(&digest, now).await.unwrap().unwrap();
+    assert_eq!(
+        (opened.owner.as_str(), opened.turns.clone()),
+        ("s", vec![kept.clone()])
+    );
+    assert!(store
+        .open_share(&digest, new.share.expires_ms)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        store.open_share(&token, now).await.unwrap().is_none(),
+        "the token is not kept"
+    );
+    assert!(!store.revoke("o", &new.share.id).await.unwrap());
+    assert!(store.revoke("s", &new.share.id).await.unwrap());
+    assert!(store.open_share(&digest, now).await.unwrap().is_none());
+    // Kept for `delete` to remove with the conversation.
+    let (again, _) = sharing::new_share(id, now, None, false).unwrap();
+    assert!(store.share("s", &again, i64::MIN).await.unwrap());
+
+    let giver = |sub: &str| AuthUser {
+        sub: sub.into(),
+        roles: vec!["business_staff".into()],
+        domains: vec!["acme".into()],
+    };
+    let mut complaint = Feedback {
+        conversation_id: id.into(),
+        turn_id: kept.id,
+        rating: Rating::Down,
+        reason: Some(Reason::WrongFigure),
+        comment: Some("first".into()),
+        expected: None,
+    };
+    assert!(!store
+        .give_feedback(&giver("o"), &complaint, now)
+        .await
+        .unwrap());
+    assert!(store
+        .give_feedback(&giver("s"), &complaint, now)
+        .await
+        .unwrap());
+    complaint.comment = Some("edited".into());
+    assert!(store
+        .give_feedback(&giver("s"), &complaint, now + 1)
+        .await
+        .unwrap());
+    let given = store.feedback_since(now, Some(Rating::Down)).await.unwrap();
+    assert_eq!(given.len(), 1, "one per answer and caller");
+    assert_eq!(given[0].feedback, complaint);
+    assert_eq!(
+        (given[0].question.as_str(), given[0].roles.clone()),
+        ("q fresh", vec!["business_staff".to_string()])
+    );
+    assert!(store
+        .feedback_since(now, Some(Rating::Up))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .feedback_since(now + 2, None)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// Retention, ownership and deletion as every adapter must keep them.
@@ -286,29 +371,38 @@ async fn adapter_contract(store: Arc<dyn ConversationStore>) {
     assert!(store
         .append("s", &old, &turn("q old", now - 100 * day), i64::MIN)
         .await
-        .unwrap());
-    assert!(
-        !store
+        .unwrap()
+        .is_some());
+    assert_eq!(
+        store
             .append("s", &old, &turn("q", now), cutoff)
             .await
             .unwrap(),
+        None,
         "expired"
     );
-    assert!(
-        !store
+    assert_eq!(
+        store
             .append("o", &fresh, &turn("q", now), cutoff)
             .await
             .unwrap(),
+        None,
         "not theirs"
     );
-    assert!(store
+    let fresh_turn = store
         .append("s", &fresh, &turn("q fresh", now), cutoff)
         .await
-        .unwrap());
+        .unwrap()
+        .unwrap();
     assert!(store.get("s", &old, cutoff).await.unwrap().is_none());
     assert!(store.get("o", &fresh, cutoff).await.unwrap().is_none());
     let kept_one = store.get("s", &fresh, cutoff).await.unwrap().unwrap();
-    assert_eq!(kept_one.turns, vec![turn("q fresh", now)]);
+    let expected = Turn {
+        id: fresh_turn,
+        ..turn("q fresh", now)
+    };
+    assert_eq!(kept_one.turns, vec![expected.clone()]);
+    shares_and_feedback(&*store, &fresh, &expected, now).await;
     assert_eq!(kept_one.summary.updated_ms, now);
     let everything = ListQuery {
         limit: 10,
@@ -332,6 +426,18 @@ async fn adapter_contract(store: Arc<dyn ConversationStore>) {
     );
     assert!(!store.delete("o", &fresh).await.unwrap());
     assert!(store.delete("s", &fresh).await.unwrap());
+    assert!(
+        store
+            .feedback_since(i64::MIN, None)
+            .await
+            .unwrap()
+            .is_empty(),
+        "feedback outlived its conversation"
+    );
+    assert!(
+        store.shares("s", now).await.unwrap().is_empty(),
+        "a share outlived its conversation"
+    );
     let fresh_words = ListQuery {
         words: kept::search_patterns(Some("fresh")),
         ..everything

@@ -33,6 +33,7 @@ mod rerank;
 mod sdk;
 mod search;
 mod server;
+mod sharing;
 mod store;
 mod util;
 mod webdriver;

@@ -178,6 +178,125 @@ const ANSWERED: &str = "return document.querySelector('#ask').disabled === false
     && document.querySelectorAll('.turn .meta').length > 0 \
     && Array.from(document.querySelectorAll('.turn .meta')).every((m) => m.textContent !== '');";
 
+/// The questions asked so far, kept by the server: the URL names the conversation, a reload
+/// shows it again, the side list opens it, a thumbs-down with a reason is taken, and a share
+/// link opens read-only for another caller.
+async fn conversations_last_and_are_shared(browser: &Browser, page: &str) {
+    let url = browser.script("return location.href;", json!([])).await;
+    let url = url.as_str().unwrap().to_string();
+    assert!(
+        url.contains("?c=c_"),
+        "the URL names the conversation: {url}"
+    );
+    let asked = browser
+        .script(
+            "return document.querySelectorAll('.turn').length;",
+            json!([]),
+        )
+        .await;
+    browser.open(&url).await;
+    let kept = browser
+        .wait_for(
+            "the conversation after a reload",
+            "const t = document.querySelectorAll('.turn'); return t.length >= 4 && document.querySelector('.turn .meta').textContent !== '' ? t.length : null;",
+            Duration::from_secs(30),
+        )
+        .await;
+    // The stopped answer and the outage were never answered, so never kept.
+    assert_eq!(kept.as_u64().unwrap() + 2, asked.as_u64().unwrap());
+    let first = browser
+        .script(
+            "return document.querySelector('.turn .question').textContent;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(first, DOCS_QUESTION);
+
+    // New, then back to it from the side list.
+    browser.click("#new").await;
+    let listed = browser
+        .wait_for(
+            "the side list",
+            "const b = document.querySelector('#conversations .conversation'); return b && b.textContent;",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(listed, DOCS_QUESTION, "titled by its first question");
+    browser.click("#conversations .conversation").await;
+    browser
+        .wait_for(
+            "the conversation opened from the list",
+            "return document.querySelectorAll('.turn').length >= 4 && location.search.startsWith('?c=');",
+            Duration::from_secs(30),
+        )
+        .await;
+
+    // A thumbs-down with a reason.
+    browser.click(".turn:last-child .thumb.down").await;
+    browser
+        .script(
+            "document.querySelector('.turn:last-child .complaint select').value = 'wrong_figure'; \
+             document.querySelector('.turn:last-child .complaint input').value = 'It was 7.';",
+            json!([]),
+        )
+        .await;
+    browser.click(".turn:last-child .complaint button").await;
+    let said = browser
+        .wait_for(
+            "the complaint taken",
+            "const s = document.querySelector('.turn:last-child .said'); return s && s.textContent;",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(said, "Thanks, noted.");
+
+    // A share link, opened by another acme caller in the same browser.
+    browser.click("#share").await;
+    let link = browser
+        .wait_for(
+            "the share link",
+            "const f = document.querySelector('.share-url'); return f && f.value;",
+            Duration::from_secs(30),
+        )
+        .await;
+    let link = link.as_str().unwrap().to_string();
+    assert!(link.starts_with(page) && link.contains("?share="), "{link}");
+    let other = sign_hs256(
+        &json!({"sub": "kim", "roles": ["standard_customer"], "domains": ["acme"],
+            "exp": chrono::Utc::now().timestamp() + 3600}),
+        SECRET.as_bytes(),
+    );
+    browser
+        .script(
+            "sessionStorage.setItem('crowdvision.credential', JSON.stringify({kind: 'bearer', value: arguments[0]}));",
+            json!([other]),
+        )
+        .await;
+    browser.open(&link).await;
+    let shown = browser
+        .wait_for(
+            "the shared conversation",
+            "const n = document.getElementById('shared-note'); return !n.hidden && n.textContent.startsWith('Shared') && document.querySelectorAll('.turn').length >= 4 ? n.textContent : null;",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert!(shown.as_str().unwrap().contains(DOCS_QUESTION), "{shown}");
+    let read_only = browser
+        .script(
+            "return document.getElementById('ask-form').hidden;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(read_only, true);
+    let counted = browser
+        .script(
+            "return document.body.textContent.includes('has 6 people');",
+            json!([]),
+        )
+        .await;
+    assert_eq!(counted, true, "an acme caller sees acme's live answer");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     if !webdriver::available() || Command::new("caddy").arg("version").output().is_err() {
@@ -416,6 +535,8 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
         !shown.as_str().unwrap_or_default().contains("I don't know"),
         "{shown}"
     );
+
+    conversations_last_and_are_shared(&browser, &page).await;
 
     // Nothing but the page's own origin; no console error.
     let origins = browser

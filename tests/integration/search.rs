@@ -380,7 +380,7 @@ pub(crate) fn open_and_staff_pages() -> (tempfile::TempDir, String) {
 
 /// An embedded store of these pages (name, text) under `docs/`, ingested by the CLI; its
 /// directory and `DATABASE_URL`.
-fn embedded_store_of(pages: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+pub(crate) fn embedded_store_of(pages: &[(&str, &str)]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in pages {
         write(&dir.path().join("docs").join(name), text);

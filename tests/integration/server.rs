@@ -75,8 +75,19 @@ pub(crate) async fn start_with(
     extra: &[(&str, &str)],
     tools: Tools,
 ) -> Running {
-    let (dir, url) = crate::search::open_and_staff_pages();
+    let knowledge_base = crate::search::open_and_staff_pages();
     let provider = ScriptedProvider::start(replies).await;
+    start_over(knowledge_base, provider, extra, tools).await
+}
+
+/// As [`start_with`], over the knowledge base `(dir, DATABASE_URL)` and answered by
+/// `provider`.
+pub(crate) async fn start_over(
+    (dir, url): (tempfile::TempDir, String),
+    provider: ScriptedProvider,
+    extra: &[(&str, &str)],
+    tools: Tools,
+) -> Running {
     let mut settings = vec![
         ("DATABASE_URL", url.as_str()),
         ("LLM_BASE_URL", provider.url.as_str()),

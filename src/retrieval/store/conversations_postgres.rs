@@ -1,9 +1,10 @@
 //! ADAPTER: conversations in the PostgreSQL store's database (migration 0004), shared by
 //! every replica.
 
+use crate::auth::AuthUser;
 use crate::conversations::{
-    decision_of, from_json, to_json, Conversation, ConversationError, ConversationStore, ListQuery,
-    Summary, Turn,
+    decision_of, from_json, title_of, to_json, Conversation, ConversationError, ConversationStore,
+    Feedback, FeedbackRecord, ListQuery, NewShare, Rating, Reason, Share, Shared, Summary, Turn,
 };
 use async_trait::async_trait;
 use sqlx::postgres::{PgPool, PgRow};
@@ -43,6 +44,7 @@ fn summary(row: &PgRow) -> Result<Summary, sqlx::Error> {
 
 fn turn(row: &PgRow) -> Result<Turn, sqlx::Error> {
     Ok(Turn {
+        id: row.try_get("id")?,
         question: row.try_get("question")?,
         answer: row.try_get("answer")?,
         citations: from_json(row.try_get::<&str, _>("citations")?),
@@ -52,7 +54,34 @@ fn turn(row: &PgRow) -> Result<Turn, sqlx::Error> {
         trace_id: row.try_get("trace_id")?,
         language: row.try_get("language")?,
         at_ms: row.try_get("at_ms")?,
+        live: row
+            .try_get::<Option<&str>, _>("live")?
+            .and_then(|text| serde_json::from_str(text).ok()),
     })
+}
+
+fn share(row: &PgRow) -> Result<Share, sqlx::Error> {
+    Ok(Share {
+        id: row.try_get("id")?,
+        conversation_id: row.try_get("conversation_id")?,
+        created_ms: row.try_get("created_ms")?,
+        expires_ms: row.try_get("expires_ms")?,
+        public: row.try_get("public")?,
+    })
+}
+
+const SHARE_COLUMNS: &str = "s.id, s.conversation_id, s.created_ms, s.expires_ms, s.public";
+
+async fn turns_of(pool: &PgPool, conversation_id: &str) -> Result<Vec<Turn>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, question, answer, citations::text AS citations, decision, model, \
+         usage::text AS usage, trace_id, language, at_ms, live::text AS live \
+         FROM conversation_turns WHERE conversation_id = $1 ORDER BY id",
+    )
+    .bind(conversation_id)
+    .fetch_all(pool)
+    .await?;
+    rows.iter().map(turn).collect()
 }
 
 #[async_trait]
@@ -90,26 +119,28 @@ impl ConversationStore for PostgresConversations {
         id: &str,
         turn: &Turn,
         since_ms: i64,
-    ) -> Result<bool, ConversationError> {
+    ) -> Result<Option<i64>, ConversationError> {
         let mut tx = self.pool.begin().await.map_err(failed)?;
         let touched = sqlx::query(
-            "UPDATE conversations SET updated_ms = greatest(updated_ms, $1) \
+            "UPDATE conversations SET updated_ms = greatest(updated_ms, $1), \
+             title = CASE WHEN title = '' THEN $5 ELSE title END \
              WHERE id = $2 AND owner = $3 AND updated_ms >= $4",
         )
         .bind(turn.at_ms)
         .bind(id)
         .bind(owner)
         .bind(since_ms)
+        .bind(title_of(&turn.question))
         .execute(&mut *tx)
         .await
         .map_err(failed)?;
         if touched.rows_affected() == 0 {
-            return Ok(false);
+            return Ok(None);
         }
-        sqlx::query(
+        let turn_id: i64 = sqlx::query_scalar(
             "INSERT INTO conversation_turns (conversation_id, question, answer, citations, \
-             decision, model, usage, trace_id, language, at_ms) \
-             VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::jsonb, $8, $9, $10)",
+             decision, model, usage, trace_id, language, at_ms, live) \
+             VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb) RETURNING id",
         )
         .bind(id)
         .bind(&turn.question)
@@ -121,11 +152,12 @@ impl ConversationStore for PostgresConversations {
         .bind(&turn.trace_id)
         .bind(&turn.language)
         .bind(turn.at_ms)
-        .execute(&mut *tx)
+        .bind(turn.live.as_ref().map(to_json))
+        .fetch_one(&mut *tx)
         .await
         .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
-        Ok(true)
+        Ok(Some(turn_id))
     }
 
     async fn get(
@@ -148,20 +180,7 @@ impl ConversationStore for PostgresConversations {
         else {
             return Ok(None);
         };
-        let rows = sqlx::query(
-            "SELECT question, answer, citations::text AS citations, decision, model, \
-             usage::text AS usage, trace_id, language, at_ms FROM conversation_turns \
-             WHERE conversation_id = $1 ORDER BY id",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(failed)?;
-        let turns = rows
-            .iter()
-            .map(turn)
-            .collect::<Result<_, _>>()
-            .map_err(failed)?;
+        let turns = turns_of(&self.pool, id).await.map_err(failed)?;
         Ok(Some(Conversation {
             summary: summary(&row).map_err(failed)?,
             turns,
@@ -262,5 +281,163 @@ impl ConversationStore for PostgresConversations {
             .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
         Ok(purged.rows_affected())
+    }
+
+    async fn share(
+        &self,
+        owner: &str,
+        new: &NewShare,
+        since_ms: i64,
+    ) -> Result<bool, ConversationError> {
+        let share = &new.share;
+        let kept = sqlx::query(
+            "INSERT INTO conversation_shares (id, token_digest, conversation_id, owner, \
+             created_ms, expires_ms, public) SELECT $1, $2, id, owner, $3, $4, $5 \
+             FROM conversations WHERE id = $6 AND owner = $7 AND updated_ms >= $8",
+        )
+        .bind(&share.id)
+        .bind(&new.token_digest)
+        .bind(share.created_ms)
+        .bind(share.expires_ms)
+        .bind(share.public)
+        .bind(&share.conversation_id)
+        .bind(owner)
+        .bind(since_ms)
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        Ok(kept.rows_affected() > 0)
+    }
+
+    async fn shares(&self, owner: &str, now_ms: i64) -> Result<Vec<Share>, ConversationError> {
+        let sql = format!(
+            "SELECT {SHARE_COLUMNS} FROM conversation_shares s WHERE s.owner = $1 \
+             AND s.expires_ms > $2 ORDER BY s.created_ms DESC, s.id"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(owner)
+            .bind(now_ms)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(failed)?;
+        rows.iter()
+            .map(share)
+            .collect::<Result<_, _>>()
+            .map_err(failed)
+    }
+
+    async fn revoke(&self, owner: &str, share_id: &str) -> Result<bool, ConversationError> {
+        let revoked = sqlx::query("DELETE FROM conversation_shares WHERE id = $1 AND owner = $2")
+            .bind(share_id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(revoked.rows_affected() > 0)
+    }
+
+    async fn open_share(
+        &self,
+        token_digest: &str,
+        now_ms: i64,
+    ) -> Result<Option<Shared>, ConversationError> {
+        let sql = format!(
+            "SELECT {SHARE_COLUMNS}, s.owner, c.title FROM conversation_shares s JOIN conversations c \
+             ON c.id = s.conversation_id WHERE s.token_digest = $1 AND s.expires_ms > $2"
+        );
+        let Some(row) = sqlx::query(&sql)
+            .bind(token_digest)
+            .bind(now_ms)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(failed)?
+        else {
+            return Ok(None);
+        };
+        let share = share(&row).map_err(failed)?;
+        let turns = turns_of(&self.pool, &share.conversation_id)
+            .await
+            .map_err(failed)?;
+        Ok(Some(Shared {
+            title: row.try_get("title").map_err(failed)?,
+            owner: row.try_get("owner").map_err(failed)?,
+            share,
+            turns,
+        }))
+    }
+
+    async fn give_feedback(
+        &self,
+        giver: &AuthUser,
+        feedback: &Feedback,
+        now_ms: i64,
+    ) -> Result<bool, ConversationError> {
+        let kept = sqlx::query(
+            "INSERT INTO answer_feedback (owner, turn_id, conversation_id, rating, reason, \
+             comment, expected, roles, domains, at_ms) \
+             SELECT c.owner, t.id, c.id, $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7 \
+             FROM conversation_turns t JOIN conversations c ON c.id = t.conversation_id \
+             WHERE t.id = $8 AND c.id = $9 AND c.owner = $10 \
+             ON CONFLICT (owner, turn_id) DO UPDATE SET rating = excluded.rating, \
+             reason = excluded.reason, comment = excluded.comment, \
+             expected = excluded.expected, roles = excluded.roles, \
+             domains = excluded.domains, at_ms = excluded.at_ms",
+        )
+        .bind(feedback.rating.as_str())
+        .bind(feedback.reason.map(|reason| reason.as_str()))
+        .bind(&feedback.comment)
+        .bind(&feedback.expected)
+        .bind(to_json(&giver.roles))
+        .bind(to_json(&giver.domains))
+        .bind(now_ms)
+        .bind(feedback.turn_id)
+        .bind(&feedback.conversation_id)
+        .bind(&giver.sub)
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        Ok(kept.rows_affected() > 0)
+    }
+
+    async fn feedback_since(
+        &self,
+        since_ms: i64,
+        rating: Option<Rating>,
+    ) -> Result<Vec<FeedbackRecord>, ConversationError> {
+        let rows = sqlx::query(
+            "SELECT f.conversation_id, f.turn_id, f.rating, f.reason, f.comment, f.expected, \
+             f.roles::text AS roles, f.domains::text AS domains, f.at_ms, t.question, t.answer, \
+             t.language FROM answer_feedback f JOIN conversation_turns t ON t.id = f.turn_id \
+             WHERE f.at_ms >= $1 AND ($2::text IS NULL OR f.rating = $2) \
+             ORDER BY f.at_ms, f.turn_id",
+        )
+        .bind(since_ms)
+        .bind(rating.map(Rating::as_str))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed)?;
+        rows.iter()
+            .map(|row| {
+                Ok(FeedbackRecord {
+                    feedback: Feedback {
+                        conversation_id: row.try_get("conversation_id")?,
+                        turn_id: row.try_get("turn_id")?,
+                        rating: Rating::parse(row.try_get("rating")?).unwrap_or(Rating::Down),
+                        reason: row
+                            .try_get::<Option<&str>, _>("reason")?
+                            .and_then(Reason::parse),
+                        comment: row.try_get("comment")?,
+                        expected: row.try_get("expected")?,
+                    },
+                    roles: from_json(row.try_get::<&str, _>("roles")?),
+                    domains: from_json(row.try_get::<&str, _>("domains")?),
+                    question: row.try_get("question")?,
+                    answer: row.try_get("answer")?,
+                    language: row.try_get("language")?,
+                    at_ms: row.try_get("at_ms")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed)
     }
 }

@@ -1,6 +1,8 @@
 // The chat page of crowdvision-agent: asks `ask` with server-sent events over fetch, shows
 // tokens as they come, tool steps, charts drawn from tool results, and citations in a side
-// panel. No library, no other origin; all text is set as text, never as HTML.
+// panel. Conversations are kept by the server: the URL names one (`?c=ID`), a reload shows it
+// again, the side list opens the others. `?share=TOKEN` shows a shared conversation read-only.
+// No library, no other origin; all text is set as text or built as nodes, never as HTML.
 "use strict";
 
 const CREDENTIAL_KEY = "crowdvision.credential";
@@ -9,7 +11,22 @@ const SVG = "http://www.w3.org/2000/svg";
 const state = {
   history: [],
   controller: null,
+  // The conversation the server keeps for this page; null until the first question.
+  conversationId: new URLSearchParams(location.search).get("c"),
+  // False when the server keeps no conversations (CONVERSATIONS=false): history is sent.
+  keeping: true,
+  // Whether the server knows who asks: nothing of one's own is fetched before.
+  loggedIn: false,
 };
+
+const REASONS = [
+  ["wrong_figure", "Wrong figure"],
+  ["wrong_building", "Wrong building or room"],
+  ["wrong_language", "Wrong language"],
+  ["missing_source", "Missing source"],
+  ["not_helpful", "Not helpful"],
+  ["other", "Other"],
+];
 
 function $(id) {
   return document.getElementById(id);
@@ -46,7 +63,20 @@ function identityHeaders() {
   return { Authorization: "Bearer " + given.value };
 }
 
+// Shows who the page asks as; true when someone is logged in.
 async function showWho() {
+  state.loggedIn = false;
+  const who = await whoIsIt();
+  if (state.loggedIn) {
+    loadConversations();
+    if (state.conversationId && !$("log").children.length) openConversation(state.conversationId);
+  } else {
+    $("conversations").textContent = "";
+  }
+  return who;
+}
+
+async function whoIsIt() {
   const who = $("who");
   try {
     const response = await fetch("whoami", { headers: identityHeaders() });
@@ -66,6 +96,7 @@ async function showWho() {
       $("login-toggle").textContent = "Log in";
       return;
     }
+    state.loggedIn = true;
     $("login-toggle").textContent = "Change login";
     const roles = user.roles.length ? user.roles.join(", ") : "no role";
     const domains = user.domains.length ? " · " + user.domains.join(", ") : "";
@@ -135,7 +166,7 @@ function newTurn(question) {
   answer.append(steps, text, charts, meta);
   item.appendChild(answer);
   $("log").appendChild(item);
-  return { item, steps, text, charts, meta, shown: "", calls: [] };
+  return { item, answerBox: answer, steps, text, charts, meta, shown: "", calls: [] };
 }
 
 // Streamed text without its citation markers (they become footnotes when the answer is done).
@@ -165,6 +196,92 @@ function finishStep(turn, event) {
   if (event.chart) turn.charts.appendChild(drawChart(event.chart));
 }
 
+// ----- safe Markdown --------------------------------------------------------------------
+
+// Markdown as nodes, never HTML: paragraphs, headings, lists, tables, **strong**, *emphasis*
+// and `code`. A link shows its text and its address as text; nothing becomes clickable.
+// `marker(id)` turns a citation marker into a node (or null to drop it).
+function renderMarkdown(container, text, marker) {
+  const kindOf = (line) =>
+    /^\s*\|/.test(line) ? "table"
+      : /^\s*[-*+] /.test(line) ? "ul"
+      : /^\s*\d+[.)] /.test(line) ? "ol"
+      : /^#{1,6} /.test(line) ? "heading"
+      : "text";
+  for (const block of text.replace(/\r\n/g, "\n").split(/\n{2,}/)) {
+    const groups = [];
+    for (const line of block.split("\n")) {
+      if (!line.trim()) continue;
+      const kind = kindOf(line);
+      const last = groups[groups.length - 1];
+      if (last && last.kind === kind && kind !== "heading") last.lines.push(line);
+      else groups.push({ kind, lines: [line] });
+    }
+    for (const group of groups) container.appendChild(markdownGroup(group, marker));
+  }
+}
+
+function markdownGroup(group, marker) {
+  if (group.kind === "table" && group.lines.length >= 2) return markdownTable(group.lines, marker);
+  if (group.kind === "ul" || group.kind === "ol") {
+    const list = element(group.kind);
+    for (const line of group.lines) {
+      const item = element("li");
+      inline(item, line.replace(/^\s*(?:[-*+]|\d+[.)]) /, ""), marker);
+      list.appendChild(item);
+    }
+    return list;
+  }
+  if (group.kind === "heading") {
+    const heading = element("p", "heading");
+    const strong = element("strong");
+    inline(strong, group.lines[0].replace(/^#+ /, ""), marker);
+    heading.appendChild(strong);
+    return heading;
+  }
+  const paragraph = element("p");
+  inline(paragraph, group.lines.join("\n"), marker);
+  return paragraph;
+}
+
+function markdownTable(lines, marker) {
+  const cells = (line) => line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+  const rows = lines.filter((line) => !/^\s*\|?[\s:|-]+\|?\s*$/.test(line) || !line.includes("-"));
+  const table = element("table", "md-table");
+  rows.forEach((line, i) => {
+    const row = element("tr");
+    for (const cell of cells(line)) {
+      const node = element(i === 0 ? "th" : "td");
+      inline(node, cell, marker);
+      row.appendChild(node);
+    }
+    (i === 0 ? table.appendChild(element("thead")) : table.tBodies[0] || table.appendChild(element("tbody"))).appendChild(row);
+  });
+  return table;
+}
+
+function inline(parent, text, marker) {
+  const pattern = /(\[\^[^\]\s]+\]|\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|\[[^\]]+\]\([^)\s]+\))/;
+  for (const part of text.split(pattern)) {
+    if (!part) continue;
+    let found;
+    if ((found = /^\[\^([^\]\s]+)\]$/.exec(part))) {
+      const node = marker ? marker(found[1]) : null;
+      if (node) parent.appendChild(node);
+    } else if ((found = /^\*\*([^*]+)\*\*$/.exec(part))) {
+      parent.appendChild(element("strong", null, found[1]));
+    } else if ((found = /^`([^`]+)`$/.exec(part))) {
+      parent.appendChild(element("code", null, found[1]));
+    } else if ((found = /^\*([^*]+)\*$/.exec(part))) {
+      parent.appendChild(element("em", null, found[1]));
+    } else if ((found = /^\[([^\]]+)\]\(([^)\s]+)\)$/.exec(part))) {
+      parent.appendChild(document.createTextNode(found[1] + " (" + found[2] + ")"));
+    } else {
+      parent.appendChild(document.createTextNode(part));
+    }
+  }
+}
+
 // The final answer: text with its valid markers as numbered footnote buttons.
 function renderAnswer(turn, response) {
   // A marker whose passage does not support its sentence is not offered as a source.
@@ -176,30 +293,16 @@ function renderAnswer(turn, response) {
   const text = turn.text;
   text.classList.remove("streaming");
   text.textContent = "";
-  const paragraph = () => text.appendChild(element("p"));
-  let current = paragraph();
-  const parts = response.answer.split(/(\[\^[^\]\s]+\])/);
-  for (const part of parts) {
-    const marker = /^\[\^([^\]\s]+)\]$/.exec(part);
-    if (marker) {
-      const citation = byId.get(marker[1]);
-      if (!citation) continue;
-      if (!numbers.has(citation.chunk_id)) numbers.set(citation.chunk_id, numbers.size + 1);
-      current.appendChild(footnote(numbers.get(citation.chunk_id), citation));
-      continue;
-    }
-    const lines = part.split(/\n{2,}/);
-    lines.forEach((line, i) => {
-      if (i > 0) current = paragraph();
-      current.appendChild(document.createTextNode(line));
-    });
-  }
-  const cost = response.cost.provider_usd ?? response.cost.estimated_usd;
+  renderMarkdown(text, response.answer, (id) => {
+    const citation = byId.get(id);
+    if (!citation) return null;
+    if (!numbers.has(citation.chunk_id)) numbers.set(citation.chunk_id, numbers.size + 1);
+    return footnote(numbers.get(citation.chunk_id), citation);
+  });
+  const cost = response.cost ? response.cost.provider_usd ?? response.cost.estimated_usd : null;
   turn.meta.textContent =
-    response.model +
-    " · " +
-    response.usage.total_tokens +
-    " tokens" +
+    (response.model || "shared answer") +
+    (response.usage ? " · " + response.usage.total_tokens + " tokens" : "") +
     (cost != null ? " · $" + cost.toFixed(4) : "");
 }
 
@@ -217,7 +320,8 @@ function openPanel(citation, opener) {
   const panel = $("panel");
   $("panel-source").textContent = citation.source;
   $("panel-section").textContent = citation.section;
-  $("panel-text").textContent = citation.excerpt || "";
+  $("panel-text").textContent = "";
+  renderMarkdown($("panel-text"), citation.excerpt || "", null);
   panel.hidden = false;
   panel.returnFocus = opener;
   panel.focus();
@@ -253,6 +357,189 @@ async function readEvents(response, handle) {
   }
 }
 
+// ----- conversations --------------------------------------------------------------------
+
+function showConversationInUrl(id) {
+  const url = new URL(location.href);
+  url.search = id ? "?c=" + encodeURIComponent(id) : "";
+  history.replaceState(null, "", url);
+  $("share").disabled = !id;
+}
+
+// The conversation this page keeps its turns in, made on the first question.
+async function conversationFor(question) {
+  if (state.conversationId || !state.keeping || !state.loggedIn) return state.conversationId;
+  const response = await fetch("conversations", {
+    method: "POST",
+    headers: Object.assign({ "Content-Type": "application/json" }, identityHeaders()),
+    body: JSON.stringify({ title: question }),
+  });
+  if (response.status === 404) {
+    state.keeping = false;
+    return null;
+  }
+  if (!response.ok) return null;
+  state.conversationId = (await response.json()).id;
+  showConversationInUrl(state.conversationId);
+  return state.conversationId;
+}
+
+async function loadConversations() {
+  const list = $("conversations");
+  const query = $("search").value.trim();
+  const response = await fetch("conversations?limit=50" + (query ? "&q=" + encodeURIComponent(query) : ""), {
+    headers: identityHeaders(),
+  }).catch(() => null);
+  if (!response || !response.ok) {
+    $("sidebar").hidden = response && response.status === 404;
+    return;
+  }
+  list.textContent = "";
+  for (const conversation of (await response.json()).conversations) {
+    const item = element("li");
+    const open = element("button", "conversation", conversation.title || "Untitled");
+    open.type = "button";
+    if (conversation.id === state.conversationId) open.setAttribute("aria-current", "true");
+    open.addEventListener("click", () => openConversation(conversation.id));
+    item.appendChild(open);
+    list.appendChild(item);
+  }
+}
+
+async function openConversation(id) {
+  const response = await fetch("conversations/" + encodeURIComponent(id), { headers: identityHeaders() });
+  if (response.status === 404) {
+    setStatus("That conversation is not there any more.");
+    state.conversationId = null;
+    showConversationInUrl(null);
+    return;
+  }
+  if (!response.ok) {
+    setStatus("The conversation could not be opened (" + response.status + "): log in, then reload.");
+    return;
+  }
+  const conversation = await response.json();
+  state.conversationId = conversation.id;
+  state.history = [];
+  $("log").textContent = "";
+  $("share-link").hidden = true;
+  closePanel();
+  showConversationInUrl(conversation.id);
+  for (const kept of conversation.turns) {
+    const turn = newTurn(kept.question);
+    renderAnswer(turn, Object.assign({ retrieval: {} }, kept));
+    addFeedback(turn, conversation.id, kept.id);
+  }
+  setStatus("");
+  loadConversations();
+}
+
+async function share() {
+  if (!state.conversationId) return;
+  const response = await fetch("conversations/" + encodeURIComponent(state.conversationId) + "/share", {
+    method: "POST",
+    headers: Object.assign({ "Content-Type": "application/json" }, identityHeaders()),
+    body: JSON.stringify({}),
+  });
+  const note = $("share-link");
+  note.hidden = false;
+  if (!response.ok) {
+    note.textContent = "Could not share: " + (await errorMessage(response));
+    return;
+  }
+  const made = await response.json();
+  const link = new URL(location.href);
+  link.search = "?share=" + made.token;
+  note.textContent = "Share link (for signed-in people; each sees only what they may): ";
+  const field = element("input", "share-url");
+  field.readOnly = true;
+  field.value = link.toString();
+  field.setAttribute("aria-label", "Share link");
+  note.appendChild(field);
+  field.select();
+}
+
+// ----- feedback -------------------------------------------------------------------------
+
+function addFeedback(turn, conversationId, turnId) {
+  if (!conversationId || turnId == null) return;
+  const bar = element("div", "feedback");
+  const up = element("button", "thumb up", "👍");
+  const down = element("button", "thumb down", "👎");
+  up.type = down.type = "button";
+  up.setAttribute("aria-label", "Good answer");
+  down.setAttribute("aria-label", "Bad answer");
+  const said = element("span", "said");
+  said.setAttribute("role", "status");
+  const send = async (body) => {
+    const response = await fetch("feedback", {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, identityHeaders()),
+      body: JSON.stringify(Object.assign({ conversation_id: conversationId, turn_id: turnId }, body)),
+    });
+    said.textContent = response.ok ? "Thanks, noted." : "Not noted: " + (await errorMessage(response));
+  };
+  up.addEventListener("click", () => send({ rating: "up" }));
+  down.addEventListener("click", () => {
+    if (bar.querySelector("form")) return;
+    const form = element("form", "complaint");
+    const reason = element("select");
+    reason.name = "reason";
+    reason.setAttribute("aria-label", "What was wrong");
+    for (const [value, label] of REASONS) {
+      const option = element("option", null, label);
+      option.value = value;
+      reason.appendChild(option);
+    }
+    const comment = element("input");
+    comment.name = "comment";
+    comment.placeholder = "What should it have said? (optional)";
+    comment.setAttribute("aria-label", "Comment");
+    const submit = element("button", null, "Send");
+    submit.type = "submit";
+    form.append(reason, comment, submit);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = comment.value.trim();
+      send({ rating: "down", reason: reason.value, comment: text || undefined });
+      form.remove();
+    });
+    bar.insertBefore(form, said);
+    reason.focus();
+  });
+  bar.append(up, down, said);
+  turn.answerBox.appendChild(bar);
+}
+
+// ----- a shared conversation ------------------------------------------------------------
+
+async function showShare(token) {
+  $("ask-form").hidden = true;
+  $("sidebar").hidden = true;
+  const note = $("shared-note");
+  note.hidden = false;
+  const response = await fetch("shares/" + encodeURIComponent(token), { headers: identityHeaders() });
+  if (response.status === 401) {
+    note.textContent = "Log in to see this shared conversation.";
+    return;
+  }
+  if (!response.ok) {
+    note.textContent = "This share does not exist, was revoked, or has expired.";
+    return;
+  }
+  const shared = await response.json();
+  note.textContent = "Shared conversation (read-only): " + shared.title;
+  for (const kept of shared.turns) {
+    const turn = newTurn(kept.question);
+    const readable = kept.citations.filter((c) => !c.restricted);
+    renderAnswer(turn, { answer: kept.answer, citations: readable, retrieval: {} });
+    const restricted = kept.citations.length - readable.length;
+    if (restricted > 0) {
+      turn.meta.textContent = restricted + (restricted === 1 ? " restricted source" : " restricted sources") + " not shown.";
+    }
+  }
+}
+
 async function ask(question) {
   const turn = newTurn(question);
   const controller = new AbortController();
@@ -264,7 +551,11 @@ async function ask(question) {
     const response = await fetch("ask", {
       method: "POST",
       headers: Object.assign({ "Content-Type": "application/json" }, identityHeaders()),
-      body: JSON.stringify({ question, stream: true, history: state.history }),
+      body: JSON.stringify(
+        (await conversationFor(question))
+          ? { question, stream: true, conversation_id: state.conversationId }
+          : { question, stream: true, history: state.history },
+      ),
       signal: controller.signal,
     });
     if (!response.ok) {
@@ -285,9 +576,11 @@ async function ask(question) {
       } else if (name === "done") {
         finished = true;
         renderAnswer(turn, data);
+        addFeedback(turn, data.conversation_id, data.turn_id);
         state.history.push({ role: "user", content: question });
         state.history.push({ role: "assistant", content: data.answer });
         setStatus("");
+        loadConversations();
       } else if (name === "error") {
         finished = true;
         showError(turn, null, data.error.message);
@@ -413,7 +706,19 @@ function drawBars(chart) {
 
 function start() {
   setUpLogin();
+  const shared = new URLSearchParams(location.search).get("share");
+  if (shared) {
+    whoIsIt();
+    showShare(shared);
+    return;
+  }
   showWho();
+  $("share").addEventListener("click", share);
+  let searching = null;
+  $("search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(loadConversations, 250);
+  });
   $("ask-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const question = $("question").value.trim();
@@ -433,6 +738,10 @@ function start() {
   });
   $("new").addEventListener("click", () => {
     state.history = [];
+    state.conversationId = null;
+    showConversationInUrl(null);
+    $("share-link").hidden = true;
+    loadConversations();
     $("log").textContent = "";
     closePanel();
     setStatus("New conversation.");
