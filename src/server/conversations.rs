@@ -50,7 +50,7 @@ pub(super) fn store(state: &AppState) -> Result<&Arc<dyn ConversationStore>, Api
     state.conversations.as_ref().ok_or_else(not_found)
 }
 
-fn cutoff(state: &AppState) -> i64 {
+pub(super) fn cutoff(state: &AppState) -> i64 {
     kept::retention_cutoff(kept::now_ms(), state.settings.conversation_retention_days)
 }
 
@@ -187,7 +187,7 @@ async fn delete(
 #[derive(Clone)]
 pub struct Keeping {
     store: Arc<dyn ConversationStore>,
-    owner: String,
+    /// Whose conversation it is (its `sub` owns it; its domains name what a building list read).
     asker: crate::auth::AuthUser,
     id: String,
     since_ms: i64,
@@ -212,7 +212,6 @@ pub async fn resume(
         .ok_or_else(not_found)?;
     let keeping = Keeping {
         store: store.clone(),
-        owner: caller.user.sub.clone(),
         asker: caller.user.clone(),
         id: id.to_string(),
         since_ms,
@@ -229,7 +228,7 @@ impl Keeping {
         let turn = Turn::of(question, response, &self.asker, language, kept::now_ms());
         match self
             .store
-            .append(&self.owner, &self.id, &turn, self.since_ms)
+            .append(&self.asker.sub, &self.id, &turn, self.since_ms)
             .await
         {
             Ok(Some(turn_id)) => Some(KeptTurn {

@@ -7,7 +7,7 @@
 //! expired tokens are one 404.
 
 use super::caller::caller;
-use super::conversations::{not_found, store, store_failed};
+use super::conversations::{cutoff, not_found, store, store_failed};
 use super::errors::ApiError;
 use super::request::{parse_json, require_json};
 use super::AppState;
@@ -68,21 +68,21 @@ async fn make(
     if !kept::well_formed_id(&id) {
         return Err(not_found());
     }
-    let now = kept::now_ms();
-    let since = kept::retention_cutoff(now, state.settings.conversation_retention_days);
-    let conversation = store
-        .get(&caller.user.sub, &id, since)
-        .await
-        .map_err(store_failed)?
-        .ok_or_else(not_found)?;
+    let since = cutoff(&state);
     if body.public {
-        let public = Readability::for_permissions(&state, Vec::new());
-        let flags = public.flags(&conversation.turns).await?;
-        if !sharing::may_be_public(&conversation.turns, |c| flags[&key(c)]) {
+        // Only a public share needs the turns: `share` below checks ownership itself.
+        let conversation = store
+            .get(&caller.user.sub, &id, since)
+            .await
+            .map_err(store_failed)?
+            .ok_or_else(not_found)?;
+        let public = readable_passages(&state, &[], &conversation.turns).await?;
+        if !sharing::may_be_public(&conversation.turns, |c| public[&key(c)]) {
             return Err(refused(ShareRefusal::NotPublic));
         }
     }
-    let (new, token) = sharing::new_share(&id, now, body.days, body.public).map_err(refused)?;
+    let (new, token) =
+        sharing::new_share(&id, kept::now_ms(), body.days, body.public).map_err(refused)?;
     if !store
         .share(&caller.user.sub, &new, since)
         .await
@@ -183,9 +183,7 @@ async fn viewed_turns(
     owner: &str,
     turns: &[Turn],
 ) -> Result<Vec<SharedTurn>, ApiError> {
-    let readable = Readability::for_permissions(state, viewer.user.effective_permissions())
-        .flags(turns)
-        .await?;
+    let readable = readable_passages(state, &viewer.user.effective_permissions(), turns).await?;
     let mut buildings: HashMap<String, bool> = HashMap::new();
     let mut viewed = Vec::with_capacity(turns.len());
     for turn in turns {
@@ -243,44 +241,36 @@ fn key(citation: &Citation) -> (String, String) {
     (citation.source.clone(), citation.chunk_id.clone())
 }
 
-/// Which cited passages a set of permissions may read, asked of the store page by page.
-struct Readability<'a> {
-    state: &'a AppState,
-    permissions: Vec<String>,
-}
-
-impl<'a> Readability<'a> {
-    fn for_permissions(state: &'a AppState, permissions: Vec<String>) -> Readability<'a> {
-        Readability { state, permissions }
-    }
-
-    async fn flags(&self, turns: &[Turn]) -> Result<HashMap<(String, String), bool>, ApiError> {
-        let mut readable_by_page: HashMap<String, Vec<String>> = HashMap::new();
-        let mut flags = HashMap::new();
-        for citation in turns.iter().flat_map(|turn| &turn.citations) {
-            if !readable_by_page.contains_key(&citation.source) {
-                let chunks = self
-                    .state
-                    .retriever
-                    .store
-                    .page_chunks(&citation.source, &self.permissions)
-                    .await
-                    .map_err(|error| {
-                        tracing::warn!(%error, "share: reading a page's chunks");
-                        ApiError::new(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            "store_unavailable",
-                            "the knowledge base is not answering",
-                        )
-                    })?;
-                readable_by_page.insert(
-                    citation.source.clone(),
-                    chunks.into_iter().map(|chunk| chunk.chunk_id).collect(),
-                );
-            }
-            let readable = readable_by_page[&citation.source].contains(&citation.chunk_id);
-            flags.insert(key(citation), readable);
+/// Whether `permissions` may read each passage `turns` cite, asked of the store once per page.
+async fn readable_passages(
+    state: &AppState,
+    permissions: &[String],
+    turns: &[Turn],
+) -> Result<HashMap<(String, String), bool>, ApiError> {
+    let mut readable_by_page: HashMap<String, Vec<String>> = HashMap::new();
+    let mut flags = HashMap::new();
+    for citation in turns.iter().flat_map(|turn| &turn.citations) {
+        if !readable_by_page.contains_key(&citation.source) {
+            let chunks = state
+                .retriever
+                .store
+                .page_chunks(&citation.source, permissions)
+                .await
+                .map_err(|error| {
+                    tracing::warn!(%error, "share: reading a page's chunks");
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "store_unavailable",
+                        "the knowledge base is not answering",
+                    )
+                })?;
+            readable_by_page.insert(
+                citation.source.clone(),
+                chunks.into_iter().map(|chunk| chunk.chunk_id).collect(),
+            );
         }
-        Ok(flags)
+        let readable = readable_by_page[&citation.source].contains(&citation.chunk_id);
+        flags.insert(key(citation), readable);
     }
+    Ok(flags)
 }
