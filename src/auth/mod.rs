@@ -1,6 +1,6 @@
 //! Who is asking and what they may do: the role hierarchy shipped in `roles.json`, the caller as
 //! data ([`AuthUser`]), the caller of a request ([`identity`]: gateway claims header, OIDC
-//! bearer token, dev token, anonymous), signed tokens ([`jwt`]), OIDC keys ([`oidc`], pure, and
+//! bearer token, dev token, anonymous), signed tokens ([`jwt`]), the page's sign-in relay ([`signin`]), OIDC keys ([`oidc`], pure, and
 //! [`jwks`], their fetching cache), and the Cedar policies ([`authz`]).
 
 pub mod authz;
@@ -9,6 +9,7 @@ pub mod jwks;
 pub mod jwt;
 pub mod oidc;
 pub mod roles;
+pub mod signin;
 pub mod strict_json;
 mod user;
 

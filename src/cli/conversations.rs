@@ -84,7 +84,7 @@ pub async fn run(
                         "{}  {}  {} turns  {}",
                         conversation.id,
                         when(conversation.updated_ms),
-                        conversation.turns,
+                        conversation.turn_count,
                         conversation.title
                     );
                 }

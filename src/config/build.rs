@@ -317,11 +317,13 @@ impl Config {
             Some(_) => r.boolean("TRUST_GATEWAY_HEADER")?,
             None => r.boolean_default("TRUST_GATEWAY_HEADER", oidc.is_none()),
         };
+        let sign_in = Config::sign_in(r, oidc.is_some())?;
         Ok(AccessConfig {
             require_auth: r.boolean("REQUIRE_AUTH")?,
             eval_jwt_secret,
             trust_gateway_header,
             oidc,
+            sign_in,
             model_override_min_role: min_role,
             allowed_models: r.list("ALLOWED_MODELS"),
         })
@@ -354,6 +356,52 @@ impl Config {
                 ))
             }
         }
+    }
+
+    /// The page's sign-in: a client id, and both endpoints or neither (then discovered).
+    fn sign_in(r: &Reader, oidc: bool) -> Result<Option<SignInSettings>, ConfigError> {
+        let authorize = r.optional_url("OIDC_AUTHORIZE_URL")?;
+        let token = r.optional_url("OIDC_TOKEN_URL")?;
+        let scopes = r.string("OIDC_SCOPES");
+        let Some(client_id) = r.optional("OIDC_CLIENT_ID") else {
+            if authorize.is_some() || token.is_some() {
+                return Err(invalid(
+                    "OIDC_CLIENT_ID",
+                    "(unset)",
+                    "the page's sign-in endpoints need the client they sign in as",
+                ));
+            }
+            return Ok(None);
+        };
+        if !oidc {
+            return Err(invalid(
+                "OIDC_CLIENT_ID",
+                &client_id,
+                "sign-in needs OIDC_JWKS_URL, OIDC_ISSUER and OIDC_AUDIENCE to verify its tokens",
+            ));
+        }
+        let endpoints = match (authorize, token) {
+            (Some(authorize), Some(token)) => Some(SignInEndpoints { authorize, token }),
+            (None, None) => None,
+            (authorize, _) => {
+                let missing = if authorize.is_none() {
+                    "OIDC_AUTHORIZE_URL"
+                } else {
+                    "OIDC_TOKEN_URL"
+                };
+                return Err(invalid(
+                    missing,
+                    "(unset)",
+                    "OIDC_AUTHORIZE_URL and OIDC_TOKEN_URL are set together, or neither to discover them from OIDC_ISSUER",
+                ));
+            }
+        };
+        let scopes = scopes.split_whitespace().collect::<Vec<_>>().join(" ");
+        Ok(Some(SignInSettings {
+            client_id,
+            endpoints,
+            scopes,
+        }))
     }
 
     fn observability(r: &Reader) -> Result<ObservabilityConfig, ConfigError> {

@@ -266,6 +266,8 @@ pub struct AccessConfig {
     pub trust_gateway_header: bool,
     /// `OIDC_JWKS_URL`, `OIDC_ISSUER`, `OIDC_AUDIENCE`: bearer tokens of an identity provider.
     pub oidc: Option<OidcSettings>,
+    /// `OIDC_CLIENT_ID` and friends: the page's sign-in, only with `oidc`.
+    pub sign_in: Option<SignInSettings>,
     pub model_override_min_role: String,
     pub allowed_models: Vec<String>,
 }
@@ -347,6 +349,23 @@ pub struct OidcSettings {
     pub jwks_url: url::Url,
     pub issuer: String,
     pub audience: String,
+}
+
+/// How the page signs a person in at the identity provider: a public client, authorization
+/// code with PKCE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInSettings {
+    pub client_id: String,
+    /// `OIDC_AUTHORIZE_URL` and `OIDC_TOKEN_URL`; `None`: read from the issuer's metadata.
+    pub endpoints: Option<SignInEndpoints>,
+    /// Space-separated, as the authorize request carries them.
+    pub scopes: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInEndpoints {
+    pub authorize: url::Url,
+    pub token: url::Url,
 }
 
 /// The name the local embedder is recorded under in the store.

@@ -257,6 +257,15 @@ pub const TABLE: &[Setting] = &[
         .help("serve: verify bearer tokens (with OIDC_ISSUER, OIDC_AUDIENCE)"),
     setting("OIDC_ISSUER", Access, Text, Unset).doc("the `iss` an OIDC token must carry"),
     setting("OIDC_AUDIENCE", Access, Text, Unset).doc("the `aud` an OIDC token must carry"),
+    setting("OIDC_CLIENT_ID", Access, Text, Unset)
+        .doc("with OIDC configured: the page's public client at the identity provider; the page then offers Sign in (authorization code with PKCE, tokens kept in the tab, refreshed before they expire). Endpoints from `OIDC_AUTHORIZE_URL` and `OIDC_TOKEN_URL`, or discovered from `OIDC_ISSUER`")
+        .help("serve: the page signs in with this public OIDC client (PKCE)"),
+    setting("OIDC_AUTHORIZE_URL", Access, Url, Derived("discovered from `OIDC_ISSUER`"))
+        .doc("where the page sends a person to sign in; set together with `OIDC_TOKEN_URL`"),
+    setting("OIDC_TOKEN_URL", Access, Url, Derived("discovered from `OIDC_ISSUER`"))
+        .doc("where `POST /auth/token` redeems the page's code and refresh token (the page itself talks only to `serve`)"),
+    setting("OIDC_SCOPES", Access, Text, Value("openid"))
+        .doc("the scopes the page asks for, space-separated (add `offline_access` where the provider gives refresh tokens only then)"),
     setting("MODEL_OVERRIDE_MIN_ROLE", Access, Text, Value("business_admin")).doc("a role from `roles.json`"),
     setting("ALLOWED_MODELS", Access, List, Unset).doc("models a request may choose; empty: any"),
     setting("TWIN_SERVICE_URL", Access, Url, Value("http://localhost:4010"))

@@ -162,6 +162,61 @@ fn oidc_settings_come_together_and_serve_binds_loopback() {
 }
 
 #[test]
+fn the_pages_sign_in_needs_oidc_and_both_endpoints_or_neither() {
+    let oidc = [
+        ("OIDC_JWKS_URL", "https://login.example/jwks"),
+        ("OIDC_ISSUER", "https://login.example"),
+        ("OIDC_AUDIENCE", "agent"),
+    ];
+    assert_eq!(load(&oidc).unwrap().access.sign_in, None);
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut pairs = oidc.to_vec();
+        pairs.extend_from_slice(extra);
+        pairs
+    };
+    let discovered = load(&with(&[
+        ("OIDC_CLIENT_ID", "page"),
+        ("OIDC_SCOPES", " openid   offline_access "),
+    ]))
+    .unwrap();
+    let sign_in = discovered.access.sign_in.unwrap();
+    assert_eq!(sign_in.endpoints, None);
+    assert_eq!(sign_in.scopes, "openid offline_access");
+    let configured = load(&with(&[
+        ("OIDC_CLIENT_ID", "page"),
+        ("OIDC_AUTHORIZE_URL", "https://login.example/auth"),
+        ("OIDC_TOKEN_URL", "https://login.example/token"),
+    ]))
+    .unwrap();
+    let endpoints = configured.access.sign_in.unwrap().endpoints.unwrap();
+    assert_eq!(endpoints.token.as_str(), "https://login.example/token");
+    assert_eq!(
+        invalid_variable(&[("OIDC_CLIENT_ID", "page")]),
+        "OIDC_CLIENT_ID",
+        "no sign-in without tokens to verify"
+    );
+    assert_eq!(
+        invalid_variable(&with(&[
+            ("OIDC_CLIENT_ID", "page"),
+            ("OIDC_AUTHORIZE_URL", "https://login.example/auth"),
+        ])),
+        "OIDC_TOKEN_URL"
+    );
+    assert_eq!(
+        invalid_variable(&with(&[("OIDC_TOKEN_URL", "https://login.example/token")])),
+        "OIDC_CLIENT_ID"
+    );
+    assert_eq!(
+        invalid_variable(&with(&[
+            ("OIDC_CLIENT_ID", "page"),
+            ("OIDC_AUTHORIZE_URL", "javascript:alert(1)"),
+            ("OIDC_TOKEN_URL", "https://login.example/token"),
+        ])),
+        "OIDC_AUTHORIZE_URL"
+    );
+}
+
+#[test]
 fn defaults_load_without_any_variable() {
     let config = load(&[]).unwrap();
     assert_eq!(config.llm.answer_model, "openai/gpt-4o-mini");

@@ -130,7 +130,7 @@ pub struct Summary {
     pub title: String,
     pub created_ms: i64,
     pub updated_ms: i64,
-    pub turns: i64,
+    pub turn_count: i64,
 }
 
 /// A conversation with its turns, oldest first.

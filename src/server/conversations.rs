@@ -55,13 +55,23 @@ pub(super) fn cutoff(state: &AppState) -> i64 {
 }
 
 #[derive(Debug, Deserialize)]
-struct ListParams {
+pub(super) struct ListParams {
     limit: Option<u32>,
     offset: Option<u32>,
     q: Option<String>,
 }
 
-async fn list(
+/// The caller's own conversations, newest first.
+#[utoipa::path(get, path = "/conversations", params(
+    ("limit" = Option<u32>, Query, description = "at most this many (default 20, at most 100)"),
+    ("offset" = Option<u32>, Query, description = "skip this many"),
+    ("q" = Option<String>, Query, description = "only those whose title or turns hold every word"),
+), responses(
+    (status = 200, description = "`{conversations: [{id, title, created_ms, updated_ms, turns}], limit, offset}`"),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+    (status = 404, description = "conversations are not kept (`CONVERSATIONS=false`)", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn list(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Query(params): Query<ListParams>,
@@ -93,7 +103,13 @@ struct TitleBody {
     title: Option<String>,
 }
 
-async fn create(
+/// A new, empty conversation of the caller's; `POST /ask` with its id adds the turns.
+#[utoipa::path(post, path = "/conversations", request_body(content = String, description = "`{title?}`, or no body", content_type = "application/json"), responses(
+    (status = 201, description = "`{id, title, created_ms, updated_ms}`"),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+    (status = 404, description = "conversations are not kept", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn create(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -121,7 +137,14 @@ async fn create(
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
 
-async fn show(
+/// One of the caller's conversations with its turns (question, answer, citations, decision,
+/// model, usage, language, time).
+#[utoipa::path(get, path = "/conversations/{id}", params(("id" = String, Path, description = "the conversation")), responses(
+    (status = 200, description = "`{id, title, created_ms, updated_ms, turns: [...]}`"),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+    (status = 404, description = "unknown, another caller's, or past retention: one answer for all", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn show(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -141,7 +164,12 @@ async fn show(
     }
 }
 
-async fn rename(
+/// A new title.
+#[utoipa::path(patch, path = "/conversations/{id}", params(("id" = String, Path, description = "the conversation")), request_body(content = String, description = "`{title}`", content_type = "application/json"), responses(
+    (status = 200, description = "`{id, title}`"),
+    (status = 404, description = "no such conversation of the caller's", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn rename(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -165,7 +193,12 @@ async fn rename(
     Ok(Json(serde_json::json!({"id": id, "title": title})).into_response())
 }
 
-async fn delete(
+/// Deletes the conversation with its turns, shares and feedback.
+#[utoipa::path(delete, path = "/conversations/{id}", params(("id" = String, Path, description = "the conversation")), responses(
+    (status = 204, description = "deleted"),
+    (status = 404, description = "no such conversation of the caller's", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn delete(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,

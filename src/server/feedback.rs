@@ -23,7 +23,14 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/feedback", post(give))
 }
 
-async fn give(
+/// 👍 or 👎 on one answer of the caller's own conversation; given again, it replaces the
+/// caller's earlier feedback on that answer.
+#[utoipa::path(post, path = "/feedback", request_body(content = String, description = "`{conversation_id, turn_id, rating: up|down, reason?: wrong_figure|wrong_building|wrong_language|missing_source|not_helpful|other, comment?, expected?}`", content_type = "application/json"), responses(
+    (status = 200, description = "the feedback as kept"),
+    (status = 404, description = "no such answer of the caller's", body = crate::contract::ErrorBody),
+    (status = 422, description = "a rating or reason outside the lists, or text too long", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn give(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,

@@ -1,6 +1,7 @@
 //! The HTTP API (`serve`): `POST /ask` (JSON, or server-sent events with `stream: true`),
 //! `POST /ingest` (admins: the configured root and/or inline documents, never a path from the
-//! request), `GET /healthz`, `GET /readyz`, `GET /openapi.json`. A thin shell over the same library `ask` uses: identity from
+//! request), `GET /healthz`, `GET /readyz`, `GET /openapi.json`, and the page with its sign-in
+//! (`/auth/config`, `/auth/token`). A thin shell over the same library `ask` uses: identity from
 //! the request through [`crate::auth::identity::plan`] and `finish`, answers from [`Agent::answer`].
 //!
 //! Limits that keep it up: a request body limit (413), the question length (422), a deadline
@@ -23,6 +24,7 @@ mod request;
 pub mod resource;
 pub mod routes;
 mod shares;
+mod signin;
 
 pub use errors::ApiError;
 
@@ -100,6 +102,8 @@ pub struct AppState {
     pub identity: IdentitySettings,
     /// `identity` for `/mcp`: OIDC tokens must name the MCP resource as their audience.
     pub mcp_identity: IdentitySettings,
+    /// The page's sign-in at the identity provider (`OIDC_CLIENT_ID`); `None`: paste a token.
+    pub sign_in: Option<Arc<crate::auth::signin::SignIn>>,
     /// The identity provider's keys, when OIDC bearer tokens are accepted.
     pub jwks: Option<Arc<crate::auth::jwks::JwksCache>>,
     pub settings: ServerSettings,
@@ -133,6 +137,7 @@ impl AppState {
             quota: retriever.store.shared_quota(),
             conversations: Some(retriever.store.conversations()),
             drain: Drain::default(),
+            sign_in: None,
             jwks: identity.oidc.as_ref().map(|oidc| {
                 Arc::new(crate::auth::jwks::JwksCache::new(
                     oidc.jwks_url.clone(),
@@ -197,6 +202,12 @@ impl AppState {
         );
         if !config.server.conversations {
             state.conversations = None;
+        }
+        if let (Some(sign_in), Some(oidc)) = (&config.access.sign_in, &config.access.oidc) {
+            state.sign_in = Some(Arc::new(crate::auth::signin::SignIn::new(
+                sign_in.clone(),
+                oidc.issuer.clone(),
+            )));
         }
         state
     }

@@ -1,6 +1,6 @@
-//! The chat page people use in a browser: one HTML file, its script and its style, embedded in
-//! the binary and served at `/` (so `/agent/` behind the proxy), plus `GET /whoami` for the
-//! page to show who it asks as. The page talks only to this origin: a strict
+//! The chat page people use in a browser: one HTML file, its scripts (the page, and its
+//! sign-in at the identity provider) and its style, embedded in the binary and served at `/`
+//! (so `/agent/` behind the proxy), plus `GET /whoami` for the page to show who it asks as. The page talks only to this origin: a strict
 //! Content-Security-Policy allows no inline script, no other host, no framing.
 
 use super::errors::ApiError;
@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 const INDEX: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/app.js");
+const SIGN_IN_SCRIPT: &str = include_str!("page/signin.js");
 const STYLE: &str = include_str!("page/app.css");
 
 /// Everything the page may load or call: its own files and this origin's API.
@@ -30,6 +31,10 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route(
             "/assets/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
+        )
+        .route(
+            "/assets/signin.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SIGN_IN_SCRIPT) }),
         )
         .route(
             "/assets/app.css",

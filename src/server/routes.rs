@@ -35,6 +35,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(super::conversations::routes())
         .merge(super::shares::routes())
         .merge(super::feedback::routes())
+        .merge(super::signin::routes())
         .merge(super::mcp::routes(&state))
         .merge(super::resource::routes())
         .fallback(not_found)
@@ -95,7 +96,19 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         readyz,
         openapi,
         metrics_text,
-        super::page::whoami
+        super::page::whoami,
+        super::conversations::list,
+        super::conversations::create,
+        super::conversations::show,
+        super::conversations::rename,
+        super::conversations::delete,
+        super::shares::make,
+        super::shares::list,
+        super::shares::view,
+        super::shares::revoke,
+        super::feedback::give,
+        super::signin::config,
+        super::signin::token
     ),
     components(schemas(
         AskRequest,
@@ -123,8 +136,28 @@ pub fn openapi_document() -> serde_json::Value {
         }
     });
     let security = serde_json::json!([{"gateway_claims": []}, {"bearer": []}]);
-    for path in ["/ask", "/ingest"] {
-        doc["paths"][path]["post"]["security"] = security.clone();
+    let open = [
+        "/healthz",
+        "/readyz",
+        "/openapi.json",
+        "/metrics",
+        "/whoami",
+        "/auth/config",
+        "/auth/token",
+    ];
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for (_, item) in paths
+            .iter_mut()
+            .filter(|(path, _)| !open.contains(&path.as_str()))
+        {
+            for operation in item
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|o| o.values_mut())
+            {
+                operation["security"] = security.clone();
+            }
+        }
     }
     doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"] = serde_json::json!({
         "schema": {
@@ -242,8 +275,10 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         Some("/shares/{key}") => "/shares/{key}",
         Some("/feedback") => "/feedback",
         Some("/whoami") => "/whoami",
+        Some("/auth/config") => "/auth/config",
+        Some("/auth/token") => "/auth/token",
         Some("/") => "/",
-        Some("/assets/app.js" | "/assets/app.css") => "/assets",
+        Some("/assets/app.js" | "/assets/signin.js" | "/assets/app.css") => "/assets",
         Some("/v1/models") => "/v1/models",
         Some("/v1/chat/completions") => "/v1/chat/completions",
         _ => "other",

@@ -50,7 +50,13 @@ struct ShareBody {
     public: bool,
 }
 
-async fn make(
+/// A share link to one of the caller's conversations: a random token, shown once.
+#[utoipa::path(post, path = "/conversations/{id}/share", params(("id" = String, Path, description = "the conversation")), request_body(content = String, description = "`{days?: 1-90 (7), public?: false}`, or no body", content_type = "application/json"), responses(
+    (status = 201, description = "`{id, token, path, conversation_id, created_ms, expires_ms, public}`"),
+    (status = 404, description = "no such conversation of the caller's", body = crate::contract::ErrorBody),
+    (status = 422, description = "`share_refused`: days out of range, or public with a restricted passage or live data", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn make(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -113,7 +119,12 @@ fn refused(refusal: ShareRefusal) -> ApiError {
     )
 }
 
-async fn list(
+/// The caller's shares that have not expired.
+#[utoipa::path(get, path = "/shares", responses(
+    (status = 200, description = "`{shares: [{id, conversation_id, created_ms, expires_ms, public}]}`"),
+    (status = 401, description = "no usable identity", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn list(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -125,7 +136,12 @@ async fn list(
     Ok(Json(serde_json::json!({ "shares": shares })).into_response())
 }
 
-async fn revoke(
+/// Revokes one of the caller's shares (by its id, not its token).
+#[utoipa::path(delete, path = "/shares/{key}", params(("key" = String, Path, description = "the share's id")), responses(
+    (status = 204, description = "revoked"),
+    (status = 404, description = "no such share of the caller's", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn revoke(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -145,7 +161,12 @@ async fn revoke(
 
 /// A share as the viewer may see it. Without credentials only a public share opens; every
 /// other request without them is refused as unauthenticated, whether its token exists or not.
-async fn view(
+#[utoipa::path(get, path = "/shares/{key}", params(("key" = String, Path, description = "the share's token")), responses(
+    (status = 200, description = "`{title, created_ms, expires_ms, public, turns}` as the viewer may see it: restricted citations without excerpts, live answers of buildings the viewer cannot see withheld"),
+    (status = 401, description = "a share that is not public, viewed without signing in", body = crate::contract::ErrorBody),
+    (status = 404, description = "unknown, revoked or expired: one answer for all", body = crate::contract::ErrorBody),
+))]
+pub(super) async fn view(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(token): Path<String>,

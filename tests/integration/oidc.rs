@@ -1,6 +1,7 @@
 //! A test identity provider on loopback: signing keys from `tests/fixtures/oidc/`, tokens signed
 //! with them, and a JWKS endpoint whose answer the test changes (keys, down, slow, HTML, huge).
 //! Also the JWKS cache against it: rotation, an unreachable provider, and hostile documents.
+//! Its login page and token endpoint for the page's sign-in are in `oidc_login`.
 
 use crate::util::repo_root;
 use crowdvision_agent::auth::jwks::{JwksCache, KeyLookup};
@@ -29,6 +30,8 @@ pub struct TestIdp {
     /// This stand-in's own issuer (`http://127.0.0.1:PORT`), serving its metadata; tests that
     /// need no discovery use [`ISSUER`] instead.
     pub issuer: String,
+    /// The sign-in half: login page, codes, refresh tokens (`oidc_login`).
+    pub logins: crate::oidc_login::Logins,
     answer: Arc<Mutex<Jwks>>,
     fetches: Arc<Mutex<usize>>,
 }
@@ -87,6 +90,7 @@ impl TestIdp {
             "response_types_supported": ["code"],
             "code_challenge_methods_supported": ["S256"],
         });
+        let (login_routes, logins) = crate::oidc_login::routes(issuer.clone());
         let app = axum::Router::new()
             .route(
                 "/jwks",
@@ -102,11 +106,13 @@ impl TestIdp {
             .route(
                 "/.well-known/oauth-authorization-server",
                 axum::routing::get(move || async move { axum::Json(metadata) }),
-            );
+            )
+            .merge(login_routes);
         tokio::spawn(async move { axum::serve(listener, app).await });
         TestIdp {
             jwks_url: url,
             issuer,
+            logins,
             answer,
             fetches,
         }

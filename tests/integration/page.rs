@@ -43,7 +43,7 @@ struct Seen {
     follow_up_had_history: bool,
 }
 
-fn first_marker(text: &str) -> Option<String> {
+pub(crate) fn first_marker(text: &str) -> Option<String> {
     let start = text.find("[^")? + 2;
     let end = text[start..].find(']')? + start;
     Some(text[start..end].to_string())
@@ -58,7 +58,7 @@ fn tool_result(body: &Value) -> Option<Value> {
 }
 
 /// `pieces` as the request asks: streamed `pause` apart, or whole.
-fn say(body: &Value, pieces: &[&str], pause: Duration) -> Reply {
+pub(crate) fn say(body: &Value, pieces: &[&str], pause: Duration) -> Reply {
     if body["stream"] == true {
         streamed_answer(pieces, usage(20, 8), pause)
     } else {
@@ -174,7 +174,7 @@ const WATCH_TOKENS: &str = "window.__tokenUpdates = 0; new MutationObserver(() =
     if (t) window.__tokenUpdates += 1; }).observe(document.getElementById('log'), \
     {subtree: true, childList: true, characterData: true});";
 
-const ANSWERED: &str = "return document.querySelector('#ask').disabled === false \
+pub(crate) const ANSWERED: &str = "return document.querySelector('#ask').disabled === false \
     && document.querySelectorAll('.turn .meta').length > 0 \
     && Array.from(document.querySelectorAll('.turn .meta')).every((m) => m.textContent !== '');";
 

@@ -38,7 +38,7 @@ fn summary(row: &PgRow) -> Result<Summary, sqlx::Error> {
         title: row.try_get("title")?,
         created_ms: row.try_get("created_ms")?,
         updated_ms: row.try_get("updated_ms")?,
-        turns: row.try_get("turns")?,
+        turn_count: row.try_get("turns")?,
     })
 }
 
@@ -109,7 +109,7 @@ impl ConversationStore for PostgresConversations {
             title: title.to_string(),
             created_ms: now_ms,
             updated_ms: now_ms,
-            turns: 0,
+            turn_count: 0,
         })
     }
 

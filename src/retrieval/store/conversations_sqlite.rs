@@ -37,7 +37,7 @@ fn summary(row: &SqliteRow) -> Result<Summary, sqlx::Error> {
         title: row.try_get("title")?,
         created_ms: row.try_get("created_ms")?,
         updated_ms: row.try_get("updated_ms")?,
-        turns: row.try_get("turns")?,
+        turn_count: row.try_get("turns")?,
     })
 }
 
@@ -111,7 +111,7 @@ impl ConversationStore for SqliteConversations {
             title: title.to_string(),
             created_ms: now_ms,
             updated_ms: now_ms,
-            turns: 0,
+            turn_count: 0,
         })
     }
 

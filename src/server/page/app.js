@@ -3,6 +3,7 @@
 // panel. Conversations are kept by the server: the URL names one (`?c=ID`), a reload shows it
 // again, the side list opens the others. `?share=TOKEN` shows a shared conversation read-only.
 // No library, no other origin; all text is set as text or built as nodes, never as HTML.
+// Signing in at the organisation's identity provider lives in signin.js.
 "use strict";
 
 const CREDENTIAL_KEY = "crowdvision.credential";
@@ -80,8 +81,9 @@ async function whoIsIt() {
   const who = $("who");
   try {
     const response = await fetch("whoami", { headers: identityHeaders() });
-    const notLoggedIn =
-      "Not logged in. Log in through your organisation's gateway, or paste a token with “Log in”.";
+    const notLoggedIn = signIn.offered
+      ? "Not logged in. Sign in with your organisation's account."
+      : "Not logged in. Log in through your organisation's gateway, or paste a token with “Log in”.";
     if (response.status === 401) {
       who.textContent = "That credential was refused. " + notLoggedIn;
       return;
@@ -93,11 +95,11 @@ async function whoIsIt() {
     const user = await response.json();
     if (!user.logged_in) {
       who.textContent = notLoggedIn;
-      $("login-toggle").textContent = "Log in";
+      $("login-toggle").textContent = signIn.offered ? "Use a token" : "Log in";
       return;
     }
     state.loggedIn = true;
-    $("login-toggle").textContent = "Change login";
+    $("login-toggle").textContent = signIn.offered ? "Use a token" : "Change login";
     const roles = user.roles.length ? user.roles.join(", ") : "no role";
     const domains = user.domains.length ? " · " + user.domains.join(", ") : "";
     who.textContent = "Asking as " + user.sub + " (" + roles + ")" + domains;
@@ -704,8 +706,12 @@ function drawBars(chart) {
 
 // ----- start ----------------------------------------------------------------------------
 
-function start() {
+async function start() {
   setUpLogin();
+  setUpSignIn();
+  await finishSignIn();
+  await loadSignIn();
+  await refreshIfDue();
   const shared = new URLSearchParams(location.search).get("share");
   if (shared) {
     whoIsIt();
