@@ -170,6 +170,10 @@ pub struct AskResponse {
     pub decision: Decision,
     pub model: String,
     pub retrieval: RetrievalReport,
+    /// The id of the answer's trace (exported or, without an exporter, the one its log lines
+    /// carry); kept with a conversation's turn, not sent.
+    #[serde(skip)]
+    pub trace_id: Option<String>,
 }
 
 /// One tool call of the answer: what ran, with which arguments, how it went.
@@ -238,6 +242,7 @@ mod tests {
             decision: Decision::Answered,
             model: "openai/gpt-4o-mini".into(),
             retrieval: RetrievalReport::default(),
+            trace_id: None,
         };
         let json = serde_json::to_value(&response).unwrap();
         for field in [

@@ -133,7 +133,7 @@ impl Agent {
         caller: &Caller,
         events: Option<&UnboundedSender<AgentEvent>>,
     ) -> Result<AskResponse, AgentError> {
-        let span = observe::answer_span(&caller.user.sub, self.default_model());
+        let (span, trace_id) = observe::answer_span(&caller.user.sub, self.default_model());
         observe::record_payload(&span, "langfuse.observation.input", || {
             question.text.clone()
         });
@@ -142,7 +142,10 @@ impl Agent {
             .instrument(span.clone())
             .await;
         record_answer(&span, &result);
-        result
+        result.map(|response| AskResponse {
+            trace_id,
+            ..response
+        })
     }
 
     async fn answer_in_span(

@@ -124,6 +124,13 @@ impl Kept {
         {
             anyhow::bail!("conversation {id} is gone");
         }
+        kept::score_the_answers_trace(
+            self.store.as_ref(),
+            &self.caller.sub,
+            &feedback,
+            self.since_ms,
+        )
+        .await;
         Ok(match feedback.reason {
             None => "Thanks: noted as a good answer.".to_string(),
             Some(reason) => format!("Thanks: noted as a bad answer ({}).", reason.as_str()),

@@ -194,6 +194,35 @@ pub fn since(window: &str, now_ms: i64) -> Option<i64> {
     Some(now_ms - count.checked_mul(unit_ms)?)
 }
 
+/// Sends the feedback to the answer's trace as a score ([`crate::observe::record_feedback`])
+/// while spans are exported and the answer's turn names its trace; otherwise reads nothing.
+pub async fn score_the_answers_trace(
+    store: &dyn super::ConversationStore,
+    owner: &str,
+    feedback: &Feedback,
+    since_ms: i64,
+) {
+    if !crate::observe::telemetry::exporting() {
+        return;
+    }
+    let Ok(Some(conversation)) = store.get(owner, &feedback.conversation_id, since_ms).await else {
+        return;
+    };
+    let trace_id = conversation
+        .turns
+        .iter()
+        .find(|turn| turn.id == feedback.turn_id)
+        .and_then(|turn| turn.trace_id.as_deref());
+    if let Some(trace_id) = trace_id {
+        crate::observe::record_feedback(
+            trace_id,
+            feedback.rating.as_str(),
+            feedback.reason_label(),
+            feedback.comment.as_deref(),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub mod feedback;
 pub mod sharing;
 
-pub use feedback::{Feedback, FeedbackRecord, Rating, Reason};
+pub use feedback::{score_the_answers_trace, Feedback, FeedbackRecord, Rating, Reason};
 pub use sharing::{NewShare, Share, Shared};
 
 /// The longest title kept, in characters.
@@ -79,7 +79,7 @@ impl Turn {
             decision: response.decision,
             model: response.model.clone(),
             usage: response.usage,
-            trace_id: None,
+            trace_id: response.trace_id.clone(),
             language,
             at_ms,
             live: live_reads(&response.trace, &asker.domains),

@@ -283,6 +283,7 @@ mod tests {
             decision: Decision::Answered,
             model: "m".into(),
             retrieval: RetrievalReport::default(),
+            trace_id: None,
         }
     }
 

@@ -250,6 +250,7 @@ mod tests {
             decision: crate::contract::Decision::Answered,
             model: "m".into(),
             retrieval: Default::default(),
+            trace_id: None,
         };
         let structured = answer_result(&response).structured_content.unwrap();
         let schema = ask_output_schema();

@@ -44,8 +44,8 @@ pub fn record_payload(span: &Span, field: &str, value: impl FnOnce() -> String) 
     }
 }
 
-/// The request: one answer for one caller. The root of its trace.
-pub fn answer_span(subject: &str, model: &str) -> Span {
+/// The request: one answer for one caller. The root of its trace; with its trace id.
+pub fn answer_span(subject: &str, model: &str) -> (Span, Option<String>) {
     let span = tracing::info_span!(
         target: SPAN_TARGET,
         "agent.answer",
@@ -66,8 +66,8 @@ pub fn answer_span(subject: &str, model: &str) -> Span {
         otel.status_code = Empty,
         error.type = Empty,
     );
-    telemetry::record_trace_id(&span);
-    span
+    let trace_id = telemetry::record_trace_id(&span);
+    (span, trace_id)
 }
 
 /// One model turn of the loop and the tool calls it asked for.
@@ -103,6 +103,27 @@ pub fn chat_span(model: &str, purpose: &'static str) -> Span {
         otel.status_code = Empty,
         error.type = Empty,
     )
+}
+
+/// Feedback on an answer, as a score of that answer's trace: an `agent.feedback` event naming
+/// the answer's trace id, the rating as `score.value` (1 up, 0 down) and the reason, both from
+/// bounded lists. The comment goes with it only when payloads are on; the question never does.
+pub fn record_feedback(answer_trace_id: &str, rating: &str, reason: &str, comment: Option<&str>) {
+    let span = tracing::info_span!(
+        target: SPAN_TARGET,
+        "agent.feedback",
+        otel.name = "agent.feedback",
+        langfuse.observation.type = "event",
+        feedback.answer_trace_id = answer_trace_id,
+        feedback.rating = rating,
+        feedback.reason = reason,
+        score.name = "user_feedback",
+        score.value = u8::from(rating == "up"),
+        langfuse.observation.input = Empty,
+    );
+    if let Some(comment) = comment {
+        record_payload(&span, "langfuse.observation.input", || comment.to_string());
+    }
 }
 
 /// One tool call.
@@ -158,7 +179,7 @@ pub fn ingest_run_span(roots: usize) -> Span {
         failed = Empty,
         chunks = Empty,
     );
-    telemetry::record_trace_id(&span);
+    let _ = telemetry::record_trace_id(&span);
     span
 }
 

@@ -181,19 +181,31 @@ fn shows_summaries(filter: &str) -> bool {
 /// How long the end of a process waits for the last spans to go out.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Records the trace id on a root span: the exported trace's id, else a fresh random one, so
-/// log lines of one request can be found together either way.
-pub fn record_trace_id(span: &Span) {
-    if span.is_disabled() || !LOGGED_TRACE_IDS.load(Ordering::Relaxed) {
-        return;
+/// Whether spans are exported (to OTLP): what is worth reading only for a trace is read then.
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
+
+/// The trace id of a root span: the exported trace's id, else (when log lines carry one) a
+/// fresh random one, recorded on the span so that log lines of one request can be found
+/// together. `None` when nothing reads the span.
+pub fn record_trace_id(span: &Span) -> Option<String> {
+    if span.is_disabled() {
+        return None;
     }
+    let logged = LOGGED_TRACE_IDS.load(Ordering::Relaxed);
     let id = if EXPORTING.load(Ordering::Relaxed) {
         use tracing_opentelemetry::OpenTelemetrySpanExt;
         span.context().span().span_context().trace_id().to_string()
-    } else {
+    } else if logged {
         hex::encode(rand::random::<[u8; 16]>())
+    } else {
+        return None;
     };
-    span.record("trace_id", id);
+    if logged {
+        span.record("trace_id", &id);
+    }
+    Some(id)
 }
 
 fn otlp_provider(endpoint: &Url) -> Result<SdkTracerProvider, TelemetryError> {

@@ -1,10 +1,11 @@
 //! `POST /feedback`: thumbs up or down on one answer of the caller's own conversation, with a
 //! reason, a comment and the expected answer; given again, it replaces the caller's earlier
 //! feedback on that answer. Counted in `agent_feedback_total{rating,reason}` (bounded labels);
-//! never logged with the question.
+//! never logged with the question. With spans exported, also an `agent.feedback` event naming
+//! the answer's trace ([`crate::observe::record_feedback`]).
 
 use super::caller::caller;
-use super::conversations::{store, store_failed};
+use super::conversations::{cutoff, store, store_failed};
 use super::errors::ApiError;
 use super::request::{parse_json, require_json};
 use super::AppState;
@@ -59,5 +60,7 @@ pub(super) async fn give(
         ));
     }
     metrics::feedback(feedback.rating.as_str(), feedback.reason_label());
+    kept::score_the_answers_trace(store.as_ref(), &caller.user.sub, &feedback, cutoff(&state))
+        .await;
     Ok(Json(feedback).into_response())
 }

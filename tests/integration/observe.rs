@@ -575,3 +575,88 @@ async fn an_ingest_run_is_one_trace_with_a_span_per_document() {
     let source = str_attribute(failed[0], "source").unwrap();
     assert!(source.ends_with("broken.md"), "{source}");
 }
+
+/// A kept turn names its answer's exported trace, and feedback on it becomes an
+/// `agent.feedback` event of that trace id with the rating as a score, without the question or
+/// (payloads off) the comment.
+#[tokio::test(flavor = "multi_thread")]
+async fn feedback_scores_the_trace_its_answer_was_kept_with() {
+    let (dir, url) = crate::search::open_and_staff_pages();
+    let provider = ScriptedProvider::start(vec![]).await;
+    provider.then_forever(answer("The lobby has a zebra display.", usage(20, 5)));
+    let otlp = receiver().await;
+    let (_serve, base) = serve(
+        dir.path(),
+        &url,
+        &provider,
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.url.as_str())],
+    )
+    .await;
+    let client = crowdvision_agent::http::client_builder().build().unwrap();
+    let created: Value = client
+        .post(format!("{base}/conversations"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap();
+    let question = "Where is the zebra display standing today?";
+    let asked: Value = post_ask(&base, json!({"question": question, "conversation_id": id}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let kept: Value = client
+        .get(format!("{base}/conversations/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let trace_id = kept["turns"][0]["trace_id"].as_str().unwrap().to_string();
+    let feedback = client
+        .post(format!("{base}/feedback"))
+        .json(
+            &json!({"conversation_id": id, "turn_id": asked["turn_id"], "rating": "down",
+            "reason": "wrong_building", "comment": "a private remark"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(feedback.status(), 200);
+    let started = std::time::Instant::now();
+    let spans = loop {
+        let spans = otlp.spans.lock().unwrap().clone();
+        if !named(&spans, "agent.feedback").is_empty() && !named(&spans, "agent.answer").is_empty()
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no feedback span exported"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let answer_span = one(&spans, "agent.answer");
+    assert_eq!(
+        hex::encode(&answer_span.trace_id),
+        trace_id,
+        "the turn names its trace"
+    );
+    let scored = one(&spans, "agent.feedback");
+    assert_eq!(
+        str_attribute(scored, "feedback.answer_trace_id"),
+        Some(trace_id.as_str())
+    );
+    assert_eq!(
+        str_attribute(scored, "feedback.reason"),
+        Some("wrong_building")
+    );
+    assert_eq!(int_attribute(scored, "score.value"), Some(0));
+    let text = all_text(&spans);
+    assert!(!text.contains("private remark"), "{text}");
+    assert!(!text.contains("standing today"), "{text}");
+}

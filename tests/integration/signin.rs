@@ -189,6 +189,24 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
     let url = browser.script("return location.href;", json!([])).await;
     let url = url.as_str().unwrap().to_string();
     assert!(url.contains("?c=c_"), "{url}");
+    let id = url.split("?c=").nth(1).unwrap();
+    let token = browser.script(kept_credential(), json!([])).await["value"].clone();
+    let kept_turns: Value = reqwest::Client::new()
+        .get(format!("{}conversations/{id}", deployment.page))
+        .bearer_auth(token.as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let trace_id = kept_turns["turns"][0]["trace_id"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        trace_id.len() == 32 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "the turn names its trace: {kept_turns}"
+    );
     browser.open(&url).await;
     let question = browser
         .wait_for(

@@ -264,6 +264,7 @@ pub(super) fn respond(
                 Vec::new()
             },
         },
+        trace_id: None,
     }
 }
 
