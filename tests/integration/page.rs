@@ -297,6 +297,33 @@ async fn conversations_last_and_are_shared(browser: &Browser, page: &str) {
     assert_eq!(counted, true, "an acme caller sees acme's live answer");
 }
 
+/// `ingest docs` and then `serve` in `dir`, both with `env`, behind the shipped Caddyfile
+/// (with `caddy_env`): the two processes and the proxy's origin, once `/agent/healthz` answers.
+pub(crate) async fn serve_behind_caddy(
+    dir: &std::path::Path,
+    env: &dyn Fn(&mut Command),
+    caddy_env: &[(&str, &str)],
+) -> (Running, Running, String) {
+    let mut ingest = agent(dir);
+    env(&mut ingest);
+    let output = ingest.args(["ingest", "docs"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let port = free_port();
+    let mut serve = agent(dir);
+    env(&mut serve);
+    serve
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let serve = Running(serve.spawn().unwrap());
+    wait_until_up(&format!("http://127.0.0.1:{port}/healthz")).await;
+    let proxy_port = free_port();
+    let caddy = crate::proxy::start_caddy(dir, proxy_port, &format!("127.0.0.1:{port}"), caddy_env);
+    let origin = format!("http://127.0.0.1:{proxy_port}");
+    wait_until_up(&format!("{origin}/agent/healthz")).await;
+    (serve, caddy, origin)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
     if !webdriver::available() || Command::new("caddy").arg("version").output().is_err() {
@@ -334,25 +361,8 @@ async fn the_chat_page_answers_charts_cites_and_stops_in_a_real_browser() {
             .env("SENSOR_SERVICE_URL", &sim.url)
             .env("HISTORY", "false");
     };
-    let mut ingest = agent(dir.path());
-    env(&mut ingest);
-    let output = ingest.args(["ingest", "docs"]).output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let port = free_port();
-    let mut serve = agent(dir.path());
-    env(&mut serve);
-    serve
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let _serve = Running(serve.spawn().unwrap());
-    wait_until_up(&format!("http://127.0.0.1:{port}/healthz")).await;
-    let proxy_port = free_port();
-    let _caddy =
-        crate::proxy::start_caddy(dir.path(), proxy_port, &format!("127.0.0.1:{port}"), &[]);
-    let origin = format!("http://127.0.0.1:{proxy_port}");
+    let (_serve, _caddy, origin) = serve_behind_caddy(dir.path(), &env, &[]).await;
     let page = format!("{origin}/agent/");
-    wait_until_up(&format!("{origin}/agent/healthz")).await;
 
     // The page's own headers, through the proxy.
     let response = reqwest::get(&page).await.unwrap();
@@ -729,7 +739,7 @@ async fn tab_to_class(browser: &Browser, class: &str) {
 }
 
 /// axe-core's serious and critical violations on the page as it is.
-async fn axe(browser: &Browser) -> Vec<Value> {
+pub(crate) async fn axe(browser: &Browser) -> Vec<Value> {
     let source = std::fs::read_to_string(repo_root().join("target/axe/axe.min.js"))
         .expect("axe-core is in target/axe (scripts/provision-browser)");
     browser.script(&source, json!([])).await;

@@ -8,12 +8,12 @@
 
 use crate::oidc::{Jwks, TestIdp, AUDIENCE};
 use crate::oidc_login::PAGE_CLIENT;
-use crate::page::{first_marker, say, ANSWERED};
+use crate::page::{axe, first_marker, say, serve_behind_caddy, ANSWERED};
 use crate::provider::{last_user_text, Reply, ScriptedProvider};
-use crate::util::{agent, free_port, in_ci, stderr, wait_until_up, write, Running};
+use crate::util::{in_ci, repo_root, write, Running};
 use crate::webdriver::{self, Browser};
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const QUESTION: &str = "Where is the zebra display?";
@@ -66,28 +66,8 @@ async fn deploy() -> Deployment {
             .env("OIDC_CLIENT_ID", PAGE_CLIENT)
             .env("HISTORY", "false");
     };
-    let mut ingest = agent(dir.path());
-    env(&mut ingest);
-    let output = ingest.args(["ingest", "docs"]).output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let port = free_port();
-    let mut serve = agent(dir.path());
-    env(&mut serve);
-    serve
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let serve = Running(serve.spawn().unwrap());
-    wait_until_up(&format!("http://127.0.0.1:{port}/healthz")).await;
-    let proxy_port = free_port();
-    let caddy = crate::proxy::start_caddy(
-        dir.path(),
-        proxy_port,
-        &format!("127.0.0.1:{port}"),
-        &[("AGENT_AUTH", "bearer")],
-    );
-    let origin = format!("http://127.0.0.1:{proxy_port}");
-    wait_until_up(&format!("{origin}/agent/healthz")).await;
+    let (serve, caddy, origin) =
+        serve_behind_caddy(dir.path(), &env, &[("AGENT_AUTH", "bearer")]).await;
     Deployment {
         page: format!("{origin}/agent/"),
         origin,
@@ -171,6 +151,9 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
             WAIT,
         )
         .await;
+    browser
+        .screenshot(&repo_root().join("target/screenshots/signin-before.png"))
+        .await;
     sign_in_as(&browser, &deployment, "pat").await;
     assert_eq!(logins.redeemed_codes(), 1);
     let kept = browser.script(kept_credential(), json!([])).await;
@@ -253,6 +236,21 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
         )
         .await;
     assert_eq!(said, "Thanks, noted.");
+    browser
+        .screenshot(&repo_root().join("target/screenshots/signin-after.png"))
+        .await;
+    // Signed in, with the side list, an answer and its feedback shown: nothing serious for
+    // axe-core, and the list's entries and the thumbs in the text's colour (they were once
+    // white on white, which axe leaves to a person to review).
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe: {violations:#?}");
+    let colours = browser
+        .script(
+            "const text = getComputedStyle(document.body).color;              return ['#conversations .conversation', '.thumb.up'].map((css) =>                getComputedStyle(document.querySelector(css)).color === text);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(colours, json!([true, true]));
 
     // The token was refreshed before it expired, and the page still asks as pat with it.
     let started = std::time::Instant::now();

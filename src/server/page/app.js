@@ -466,8 +466,8 @@ async function share() {
 function addFeedback(turn, conversationId, turnId) {
   if (!conversationId || turnId == null) return;
   const bar = element("div", "feedback");
-  const up = element("button", "thumb up", "👍");
-  const down = element("button", "thumb down", "👎");
+  const up = element("button", "thumb up", "👍 Good");
+  const down = element("button", "thumb down", "👎 Bad");
   up.type = down.type = "button";
   up.setAttribute("aria-label", "Good answer");
   down.setAttribute("aria-label", "Bad answer");
