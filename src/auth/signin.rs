@@ -334,6 +334,44 @@ mod tests {
         assert!(endpoints_from_metadata(script.as_bytes(), ISSUER).is_err());
     }
 
+    #[tokio::test]
+    async fn an_unreachable_provider_is_unavailable_not_a_refusal() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap();
+        drop(closed);
+        let endpoint = |path: &str| url::Url::parse(&format!("http://{address}/{path}")).unwrap();
+        let configured = SignIn::new(
+            SignInSettings {
+                client_id: "page".into(),
+                endpoints: Some(SignInEndpoints {
+                    authorize: endpoint("authorize"),
+                    token: endpoint("token"),
+                }),
+                scopes: "openid".into(),
+            },
+            format!("http://{address}"),
+        );
+        let grant = Grant::RefreshToken {
+            refresh_token: "r".into(),
+        };
+        assert!(matches!(
+            configured.redeem(&grant).await,
+            Err(SignInError::Unavailable(_))
+        ));
+        let discovered = SignIn::new(
+            SignInSettings {
+                client_id: "page".into(),
+                endpoints: None,
+                scopes: "openid".into(),
+            },
+            format!("http://{address}"),
+        );
+        assert!(matches!(
+            discovered.for_page().await,
+            Err(SignInError::Unavailable(_))
+        ));
+    }
+
     #[test]
     fn grants_become_the_token_endpoints_form_and_nothing_else_is_accepted() {
         let code: Grant = serde_json::from_value(serde_json::json!({

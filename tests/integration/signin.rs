@@ -154,6 +154,18 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
     browser
         .screenshot(&repo_root().join("target/screenshots/signin-before.png"))
         .await;
+    // A code this tab did not ask for (a forged or replayed redirect) is not redeemed.
+    browser
+        .open(&format!("{}?code=stolen&state=forged", deployment.page))
+        .await;
+    let refused = browser
+        .wait_for(
+            "the forged redirect refused",
+            "const s = document.getElementById('status').textContent; return s.includes('not started from this tab') && !location.search.includes('code') ? s : null;",
+            WAIT,
+        )
+        .await;
+    assert!(refused.is_string());
     sign_in_as(&browser, &deployment, "pat").await;
     assert_eq!(logins.redeemed_codes(), 1);
     let kept = browser.script(kept_credential(), json!([])).await;

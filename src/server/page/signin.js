@@ -194,4 +194,8 @@ function signOut(message) {
 function setUpSignIn() {
   $("signin").addEventListener("click", beginSignIn);
   $("signout").addEventListener("click", () => signOut("Signed out."));
+  // Timers stop while a laptop sleeps: coming back, a token due for refresh is refreshed now.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") refreshIfDue();
+  });
 }
