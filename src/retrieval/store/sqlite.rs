@@ -111,8 +111,11 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(30));
+        // A connection to a local file does not go stale: no ping (a round trip to the
+        // connection's worker thread) before every statement.
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|e| connect_error(e.to_string()))?;
@@ -352,6 +355,9 @@ impl ChunkStore for SqliteStore {
             }
         }
         drop(rows);
+        if best.is_empty() {
+            return Ok(Vec::new());
+        }
         let winners = best.into_sorted_vec();
         let ids: Vec<i64> = winners.iter().map(|c| c.id).collect();
         let fetch = fetch_sql();
