@@ -212,43 +212,8 @@ async fn conversations_last_and_are_shared(browser: &Browser, page: &str) {
         .await;
     assert_eq!(first, DOCS_QUESTION);
 
-    // New, then back to it from the side list.
-    browser.click("#new").await;
-    let listed = browser
-        .wait_for(
-            "the side list",
-            "const b = document.querySelector('#conversations .conversation'); return b && b.textContent;",
-            Duration::from_secs(30),
-        )
-        .await;
-    assert_eq!(listed, DOCS_QUESTION, "titled by its first question");
-    browser.click("#conversations .conversation").await;
-    browser
-        .wait_for(
-            "the conversation opened from the list",
-            "return document.querySelectorAll('.turn').length >= 4 && location.search.startsWith('?c=');",
-            Duration::from_secs(30),
-        )
-        .await;
-
-    // A thumbs-down with a reason.
-    browser.click(".turn:last-child .thumb.down").await;
-    browser
-        .script(
-            "document.querySelector('.turn:last-child .complaint select').value = 'wrong_figure'; \
-             document.querySelector('.turn:last-child .complaint input').value = 'It was 7.';",
-            json!([]),
-        )
-        .await;
-    browser.click(".turn:last-child .complaint button").await;
-    let said = browser
-        .wait_for(
-            "the complaint taken",
-            "const s = document.querySelector('.turn:last-child .said'); return s && s.textContent;",
-            Duration::from_secs(30),
-        )
-        .await;
-    assert_eq!(said, "Thanks, noted.");
+    reopen_from_the_list(browser, DOCS_QUESTION, 4).await;
+    complain(browser, "wrong_figure", Some("It was 7.")).await;
 
     // A share link, opened by another acme caller in the same browser.
     browser.click("#share").await;
@@ -295,6 +260,52 @@ async fn conversations_last_and_are_shared(browser: &Browser, page: &str) {
         )
         .await;
     assert_eq!(counted, true, "an acme caller sees acme's live answer");
+}
+
+/// New conversation, then the side list's first entry, which must be titled `title`, opened
+/// again with at least `turns` turns.
+pub(crate) async fn reopen_from_the_list(browser: &Browser, title: &str, turns: usize) {
+    browser.click("#new").await;
+    let listed = browser
+        .wait_for(
+            "the side list",
+            "const b = document.querySelector('#conversations .conversation'); return b && b.textContent;",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(listed, title, "titled by its first question");
+    browser.click("#conversations .conversation").await;
+    let opened = format!(
+        "return document.querySelectorAll('.turn').length >= {turns} && location.search.startsWith('?c=');"
+    );
+    browser
+        .wait_for(
+            "the conversation opened from the list",
+            &opened,
+            Duration::from_secs(30),
+        )
+        .await;
+}
+
+/// A thumbs-down on the last answer with `reason` (and `comment`), taken with thanks.
+pub(crate) async fn complain(browser: &Browser, reason: &str, comment: Option<&str>) {
+    browser.click(".turn:last-child .thumb.down").await;
+    browser
+        .script(
+            "document.querySelector('.turn:last-child .complaint select').value = arguments[0]; \
+             document.querySelector('.turn:last-child .complaint input').value = arguments[1];",
+            json!([reason, comment.unwrap_or_default()]),
+        )
+        .await;
+    browser.click(".turn:last-child .complaint button").await;
+    let said = browser
+        .wait_for(
+            "the complaint taken",
+            "const s = document.querySelector('.turn:last-child .said'); return s && s.textContent;",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(said, "Thanks, noted.");
 }
 
 /// `ingest docs` and then `serve` in `dir`, both with `env`, behind the shipped Caddyfile

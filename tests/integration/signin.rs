@@ -8,7 +8,9 @@
 
 use crate::oidc::{Jwks, TestIdp, AUDIENCE};
 use crate::oidc_login::PAGE_CLIENT;
-use crate::page::{axe, first_marker, say, serve_behind_caddy, ANSWERED};
+use crate::page::{
+    axe, complain, first_marker, reopen_from_the_list, say, serve_behind_caddy, ANSWERED,
+};
 use crate::provider::{last_user_text, Reply, ScriptedProvider};
 use crate::util::{in_ci, repo_root, write, Running};
 use crate::webdriver::{self, Browser};
@@ -212,42 +214,9 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
         .await;
     assert_eq!(question, QUESTION);
 
-    // New, then back to it from the side list.
-    browser.click("#new").await;
-    let listed = browser
-        .wait_for(
-            "the side list",
-            "const b = document.querySelector('#conversations .conversation'); return b && b.textContent;",
-            WAIT,
-        )
-        .await;
-    assert_eq!(listed, QUESTION);
-    browser.click("#conversations .conversation").await;
-    browser
-        .wait_for(
-            "the conversation opened from the list",
-            "return document.querySelectorAll('.turn').length === 1 && location.search.startsWith('?c=');",
-            WAIT,
-        )
-        .await;
-
-    // A thumbs-down with a reason.
-    browser.click(".turn:last-child .thumb.down").await;
-    browser
-        .script(
-            "document.querySelector('.turn:last-child .complaint select').value = 'wrong_building';",
-            json!([]),
-        )
-        .await;
-    browser.click(".turn:last-child .complaint button").await;
-    let said = browser
-        .wait_for(
-            "the complaint taken",
-            "const s = document.querySelector('.turn:last-child .said'); return s && s.textContent;",
-            WAIT,
-        )
-        .await;
-    assert_eq!(said, "Thanks, noted.");
+    // New, then back to it from the side list; a thumbs-down with a reason.
+    reopen_from_the_list(&browser, QUESTION, 1).await;
+    complain(&browser, "wrong_building", None).await;
     browser
         .screenshot(&repo_root().join("target/screenshots/signin-after.png"))
         .await;
