@@ -2,7 +2,9 @@
 # /ask under load: `serve` against the limit (a bare axum handler making the same single provider
 # call) and the peer (FastAPI + uvicorn + httpx), all three over the same zero-latency scripted
 # provider, with wrk at 1, 16 and 256 concurrent connections; serve also on its default
-# documentation path (the question searched in an empty store first, `serve-search-first`); then
+# documentation path (the question searched in an empty store first, `serve-search-first`) and on
+# the live path (`serve-live`: one get_occupancy call to `crowdvision-agent sim` between two model
+# calls, against `bare-live`, which makes the same two calls and the one simulator request); then
 # serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
 # usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256")
 set -euo pipefail
@@ -65,7 +67,26 @@ start_serve search-first SCOPE_CHECK=false; search_first=$url; search_first_pid=
 # The limit sends exactly the request serve sends (system prompt, tool definitions, settings).
 curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$serve/ask" >/dev/null
 curl -fs "$provider/last-request" > "$work/request.json"
-start bare "$helper" bare "$provider" "$work/request.json"; bare=$url
+start bare "$helper" bare "$provider" "$work/request.json"; bare=$url; bare_pid=${pids[-1]}
+
+# The live path: the simulator as the twin and sensor services, an Acme staff member asking.
+sim_port=$(port)
+"$bin" sim --bind "127.0.0.1:$sim_port" > "$work/sim.out" 2>&1 &
+pids+=($!)
+sim="http://127.0.0.1:$sim_port"
+wait_ready "$sim/_sim/requests"
+start_serve live SCOPE_CHECK=false SEARCH_FIRST=false TWIN_SERVICE_URL="$sim" SENSOR_SERVICE_URL="$sim"
+live=$url; live_pid=$pid
+claims=$(sed -n 's/.*X-Gateway-Claims"\] = "\(.*\)"/\1/p' bench/peer/ask-live.lua)
+live_body=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-live.lua)
+curl -fs -XDELETE "$sim/_sim/requests" >/dev/null
+curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$live_body" "$live/ask" > "$work/live.json"
+grep -q '"get_occupancy"' "$work/live.json" || { echo "the live path made no tool call: $(cat "$work/live.json")" >&2; exit 1; }
+live_downstream=$(curl -fs "$sim/_sim/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+curl -fs "$provider/previous-request" > "$work/live-first.json"
+curl -fs "$provider/last-request" > "$work/live-second.json"
+start bare_live "$helper" bare-live "$provider" "$sim" "$work/live-first.json" "$work/live-second.json" "$claims"; bare_live=$url
+bare_live_pid=${pids[-1]}
 
 peer_port=$(port)
 PROVIDER_URL=$provider "$venv/bin/uvicorn" --app-dir bench/peer fastapi_ask:app --host 127.0.0.1 \
@@ -75,20 +96,23 @@ peer="http://127.0.0.1:$peer_port"
 for _ in $(seq 100); do curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"hi"}' "$peer/ask" >/dev/null 2>&1 && break; sleep 0.1; done
 
 peer_pid=${pids[-1]}
-bare_pid=${pids[-2]}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 idle_rss=$(rss_mb "$serve_pid")
 echo "Each row: the median of $runs runs of $duration by requests/s; server CPU is the target process's own."
+echo "One live question made $live_downstream simulator request(s) from serve; bare-live makes 1."
 echo
 echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for c in $clients; do
-  for target in "serve $serve $serve_pid" "serve-search-first $search_first $search_first_pid" "bare-axum $bare $bare_pid" "fastapi $peer $peer_pid"; do
+  for target in "serve $serve $serve_pid ask" "serve-search-first $search_first $search_first_pid ask" \
+      "bare-axum $bare $bare_pid ask" "serve-live $live $live_pid ask-live" \
+      "bare-live $bare_live $bare_live_pid ask-live" "fastapi $peer $peer_pid ask"; do
     set -- $target
     for run in $(seq "$runs"); do
-      curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"warm up"}' "$2/ask" >/dev/null
+      if [ "$4" = ask-live ]; then warm_up=$live_body; else warm_up='{"question":"warm up"}'; fi
+      curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$warm_up" "$2/ask" >/dev/null
       before=$(cpu_ticks "$3")
-      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s bench/peer/ask.lua "$2/ask" > "$work/wrk.$run.txt"
+      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s "bench/peer/$4.lua" "$2/ask" > "$work/wrk.$run.txt"
       echo $(( $(cpu_ticks "$3") - before )) > "$work/cpu.$run.txt"
       sleep 2 # let a server finish what the clients gave up on before the next run
     done

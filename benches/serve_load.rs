@@ -6,10 +6,15 @@
 //!   grow with the request's size. A streamed request whose question says `please hold` gets one
 //!   token and then nothing for ten minutes, so that a client's stream stays open (for the
 //!   memory figure). `GET /last-request` returns the last request body it received.
+//!   A question holding `LIVE-PATH` is answered with one `get_occupancy` call first, and text
+//!   once the request carries its tool result. `GET /previous-request` returns the one before.
 //! - `bare PROVIDER_URL REQUEST_FILE`: the limit to compare `serve` with, a bare axum
 //!   `POST /ask` that makes the same single provider call (the request `serve` sent, captured
 //!   from the provider, with the question put in its last message) with the same HTTP client
 //!   and returns the answer's text.
+//! - `bare-live PROVIDER_URL SIM_URL FIRST_REQUEST SECOND_REQUEST CLAIMS`: the limit of the live
+//!   path: the first captured call, the building's occupancy from the simulator (as the caller,
+//!   `CLAIMS` in `x-gateway-claims`), then the second captured call, and the answer's text.
 //! - `streams URL N`: opens N streamed `/ask` requests, waits until each has received a token,
 //!   prints `open N`, and holds them until its standard input closes.
 //!
@@ -31,6 +36,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const ANSWER: &str = "The lobby of building A is open from 7 to 19.";
 const HOLD_FOR: Duration = Duration::from_secs(600);
 const HOLD_PHRASE: &str = "please hold";
+const LIVE_MARK: &str = "LIVE-PATH";
+const LIVE_ANSWER: &str = "Meeting Room Aurora in Acme Headquarters is in use right now.";
 
 #[tokio::main]
 async fn main() {
@@ -38,6 +45,9 @@ async fn main() {
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["provider"] => serve(provider_router()).await,
         ["bare", provider, request] => serve(bare_router(provider, request)).await,
+        ["bare-live", provider, sim, first, second, claims] => {
+            serve(bare_live_router(provider, sim, first, second, claims)).await
+        }
         ["streams", url, count] => open_streams(url, count.parse().expect("N is a number")).await,
         // `cargo bench` runs every bench target with `--bench`: nothing to measure alone.
         _ => eprintln!("serve_load is driven by bench/serve-load.sh"),
@@ -57,27 +67,69 @@ struct Probe {
     stream: bool,
 }
 
+/// The last two request bodies the provider received, newest second.
+type Received = Arc<Mutex<(Bytes, Bytes)>>;
+
 fn provider_router() -> Router {
-    let last = Arc::new(Mutex::new(Bytes::new()));
-    let remember = last.clone();
+    let received: Received = Arc::default();
+    let (remember, last, previous) = (received.clone(), received.clone(), received);
     Router::new()
         .route(
             "/v1/chat/completions",
             post(move |body: Bytes| {
-                *remember.lock().unwrap() = body.clone();
+                let mut kept = remember.lock().unwrap();
+                kept.0 = std::mem::replace(&mut kept.1, body.clone());
                 completion(body)
             }),
         )
         .route(
             "/last-request",
-            get(move || async move { last.lock().unwrap().clone() }),
+            get(move || async move { last.lock().unwrap().1.clone() }),
         )
+        .route(
+            "/previous-request",
+            get(move || async move { previous.lock().unwrap().0.clone() }),
+        )
+}
+
+fn contains(body: &[u8], text: &str) -> bool {
+    body.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+/// The live path's answer: one `get_occupancy` call, then text once its result is in.
+fn live_reply(body: &[u8], usage: &Value) -> Option<Response> {
+    if !contains(body, LIVE_MARK) {
+        return None;
+    }
+    let message = if contains(body, r#""role":"tool""#) {
+        json!({"role": "assistant", "content": LIVE_ANSWER})
+    } else {
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call-1", "type": "function", "function": {"name": "get_occupancy",
+            "arguments": r#"{"building_id":"acme-hq","room_id":"hq-101"}"#}}]})
+    };
+    let finish = if message["tool_calls"].is_array() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    Some(
+        Json(json!({
+            "id": "bench", "object": "chat.completion", "model": "bench/model",
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": usage,
+        }))
+        .into_response(),
+    )
 }
 
 async fn completion(body: Bytes) -> Response {
     let probe: Probe = serde_json::from_slice(&body).unwrap();
     let usage = json!({"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52});
     if !probe.stream {
+        if let Some(reply) = live_reply(&body, &usage) {
+            return reply;
+        }
         return Json(json!({
             "id": "bench", "object": "chat.completion", "model": "bench/model",
             "choices": [{"index": 0, "finish_reason": "stop",
@@ -148,6 +200,48 @@ fn bare_router(provider: &str, request_file: &str) -> Router {
                 .json()
                 .await
                 .unwrap();
+            Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
+        }),
+    )
+}
+
+fn bare_live_router(
+    provider: &str,
+    sim: &str,
+    first_file: &str,
+    second_file: &str,
+    claims: &str,
+) -> Router {
+    let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
+    let occupancy = format!("{}/buildings/acme-hq/occupancy", sim.trim_end_matches('/'));
+    let http = crowdvision_agent::http::client_builder().build().unwrap();
+    let (before, after) = request_around_question(first_file);
+    let second = std::fs::read_to_string(second_file).unwrap();
+    let claims = claims.to_string();
+    Router::new().route(
+        "/ask",
+        post(move |Json(request): Json<Value>| async move {
+            let question = serde_json::to_string(&request["question"]).unwrap();
+            let call = [before.as_str(), &question, after.as_str()].concat();
+            let post = |body: String| {
+                http.post(&url)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+            };
+            let asked: Value = post(call).await.unwrap().json().await.unwrap();
+            assert!(asked["choices"][0]["message"]["tool_calls"].is_array());
+            let rooms: Value = http
+                .get(&occupancy)
+                .header("x-gateway-claims", &claims)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert!(rooms.is_array() || rooms.is_object());
+            let reply: Value = post(second.clone()).await.unwrap().json().await.unwrap();
             Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
         }),
     )
