@@ -15,10 +15,27 @@ const POLICIES: &str = include_str!("../../policies/authz.cedar");
 /// A domain no caller is a member of: whoever may see it may see every domain.
 const UNCLAIMED_DOMAIN: &str = "\u{0}unclaimed";
 
+/// Decisions remembered at most; past it the memory starts over.
+const MAX_REMEMBERED: usize = 4096;
+
 pub struct Authorizer {
     policies: PolicySet,
     /// The weight of `MODEL_OVERRIDE_MIN_ROLE`.
     override_min_weight: u32,
+    /// Cedar's decisions so far. A decision depends only on what the key holds (the caller's
+    /// subject, roles and domains, the action, the resource; the context is fixed per
+    /// authorizer), so the same question is answered the same way again without evaluating the
+    /// policies: a live answer asks the same few questions several times.
+    decisions: std::sync::Mutex<HashMap<DecisionKey, bool>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct DecisionKey {
+    sub: String,
+    roles: Vec<String>,
+    domains: Vec<String>,
+    action: &'static str,
+    resource: String,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +65,7 @@ impl Authorizer {
             override_min_weight: RoleHierarchy::shipped()
                 .weight(model_override_min_role)
                 .unwrap_or(u32::MAX),
+            decisions: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -91,6 +109,34 @@ impl Authorizer {
     }
 
     fn is_allowed(&self, user: &AuthUser, action: Action, resource: EntityUid) -> bool {
+        let key = DecisionKey {
+            sub: user.sub.clone(),
+            roles: user.roles.clone(),
+            domains: user.domains.clone(),
+            action: action.name(),
+            resource: resource.to_string(),
+        };
+        if let Some(known) = self.remembered().get(&key) {
+            return *known;
+        }
+        let allowed = self.evaluate(user, action, resource);
+        let mut remembered = self.remembered();
+        if remembered.len() >= MAX_REMEMBERED {
+            remembered.clear();
+        }
+        remembered.insert(key, allowed);
+        allowed
+    }
+
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<DecisionKey, bool>> {
+        // A poisoned memory only holds finished decisions: keep using it.
+        self.decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Cedar's decision, with nothing remembered.
+    fn evaluate(&self, user: &AuthUser, action: Action, resource: EntityUid) -> bool {
         let decide = || -> Option<bool> {
             let principal = principal_entity(user)?;
             let request = Request::new(
@@ -222,6 +268,49 @@ mod tests {
             }
         }
         assert!(!Authorizer::new("no_such_role").can_override_model(&user(&["admin"], &[])));
+    }
+
+    #[test]
+    fn a_remembered_decision_is_cedars_and_the_memory_stays_bounded() {
+        let authz = Authorizer::new("business_admin");
+        for roles in [
+            &ROLES[..1],
+            &ROLES[1..2],
+            &ROLES[2..3],
+            &ROLES[3..],
+            &[][..],
+        ] {
+            for domains in [&["acme"][..], &["globex", "acme"][..], &[][..]] {
+                let caller = user(roles, domains);
+                for domain in ["acme", "globex", UNCLAIMED_DOMAIN] {
+                    let resource = uid("Domain", domain);
+                    let cedar = authz.evaluate(&caller, Action::ViewBuilding, resource.clone());
+                    for _ in 0..2 {
+                        assert_eq!(
+                            authz.can_access_domain(&caller, domain),
+                            cedar,
+                            "{roles:?} {domains:?} {domain}"
+                        );
+                    }
+                }
+                let cedar = authz.evaluate(&caller, Action::OverrideModel, platform());
+                assert_eq!(authz.can_override_model(&caller), cedar);
+                assert_eq!(authz.can_override_model(&caller), cedar);
+            }
+        }
+        // Same roles and domains, another subject: asked of Cedar again, not borrowed.
+        let before = authz.remembered().len();
+        let other = AuthUser {
+            sub: "someone-else".into(),
+            ..user(&ROLES[..1], &["acme"])
+        };
+        assert!(authz.can_access_domain(&other, "acme"));
+        assert_eq!(authz.remembered().len(), before + 1);
+        for i in 0..(MAX_REMEMBERED + 10) {
+            authz.can_access_domain(&user(&ROLES[..1], &["acme"]), &format!("d{i}"));
+        }
+        assert!(authz.remembered().len() <= MAX_REMEMBERED);
+        assert!(!authz.can_access_domain(&user(&ROLES[..1], &["acme"]), "globex"));
     }
 
     #[test]
