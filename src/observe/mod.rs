@@ -66,7 +66,7 @@ pub fn answer_span(subject: &str, model: &str) -> (Span, Option<String>) {
         otel.status_code = Empty,
         error.type = Empty,
     );
-    let trace_id = telemetry::record_trace_id(&span);
+    let trace_id = telemetry::trace_id(&span);
     (span, trace_id)
 }
 
@@ -179,7 +179,7 @@ pub fn ingest_run_span(roots: usize) -> Span {
         failed = Empty,
         chunks = Empty,
     );
-    let _ = telemetry::record_trace_id(&span);
+    telemetry::record_trace_id(&span);
     span
 }
 

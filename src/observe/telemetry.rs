@@ -186,10 +186,17 @@ pub fn exporting() -> bool {
     EXPORTING.load(Ordering::Relaxed)
 }
 
-/// The trace id of a root span: the exported trace's id, else (when log lines carry one) a
-/// fresh random one, recorded on the span so that log lines of one request can be found
-/// together. `None` when nothing reads the span.
-pub fn record_trace_id(span: &Span) -> Option<String> {
+/// Records the trace id on a root span when log lines name it: the exported trace's id, else a
+/// fresh random one, so that log lines of one request can be found together either way.
+pub fn record_trace_id(span: &Span) {
+    if LOGGED_TRACE_IDS.load(Ordering::Relaxed) {
+        let _ = trace_id(span);
+    }
+}
+
+/// The trace id of a root span, recorded on it when log lines name it: the exported trace's id,
+/// else (when log lines carry one) a fresh random one. `None` when nothing reads the span.
+pub fn trace_id(span: &Span) -> Option<String> {
     if span.is_disabled() {
         return None;
     }
