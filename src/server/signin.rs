@@ -1,8 +1,8 @@
 //! Sign-in for the page ([`crate::auth::signin`]): `GET /auth/config` tells it whether and
 //! where to send a person to sign in, `POST /auth/token` redeems its code or refresh token at
-//! the identity provider. Both answer `no-store`; the provider's own words never reach the
-//! page, only the tokens or `sign_in_refused` (start over) / `identity_provider_unavailable`,
-//! errors included answered `no-store`.
+//! the identity provider. Every answer, errors included, is `no-store`; the provider's own
+//! words never reach the page, only the tokens or `sign_in_refused` (start over) /
+//! `identity_provider_unavailable`.
 
 use super::errors::ApiError;
 use super::request::{parse_json, require_json};
@@ -43,7 +43,7 @@ pub(super) async fn config(State(state): State<Arc<AppState>>) -> Response {
 /// The tokens for the page's grant: `{access_token, refresh_token?, expires_in?}`.
 #[utoipa::path(post, path = "/auth/token", request_body(content = String, description = "`{grant_type: authorization_code, code, code_verifier, redirect_uri}` or `{grant_type: refresh_token, refresh_token}`", content_type = "application/json"), responses(
     (status = 200, description = "`{access_token, refresh_token?, expires_in?}`, nothing else the provider said"),
-    (status = 400, description = "`sign_in_refused`: the provider did not accept the grant; or not such a grant", body = crate::contract::ErrorBody),
+    (status = 400, description = "`sign_in_refused`: the provider did not accept the grant; `invalid_request`: the body is not such a grant", body = crate::contract::ErrorBody),
     (status = 404, description = "the page has no sign-in (no `OIDC_CLIENT_ID`)", body = crate::contract::ErrorBody),
     (status = 502, description = "`identity_provider_unavailable`", body = crate::contract::ErrorBody),
 ))]
