@@ -40,6 +40,37 @@ pub fn describe_error(error: &reqwest::Error) -> String {
     }
 }
 
+/// Why a body was not read whole by [`read_capped`].
+#[derive(Debug)]
+pub enum CappedBody {
+    /// Larger than the cap (declared, or found while reading).
+    TooLarge,
+    /// The transfer failed.
+    Transport(reqwest::Error),
+}
+
+/// The whole body of `response`, refused as soon as it is known to pass `max_bytes`: from its
+/// declared length before anything is read, else while it is read.
+pub async fn read_capped(
+    mut response: reqwest::Response,
+    max_bytes: usize,
+) -> Result<Vec<u8>, CappedBody> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > max_bytes as u64)
+    {
+        return Err(CappedBody::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(CappedBody::Transport)? {
+        if body.len() + chunk.len() > max_bytes {
+            return Err(CappedBody::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// Exponential backoff from `base` for retry number `attempt` (1-based), capped at 8 s, plus up
 /// to 25% random jitter so that clients failing together do not retry together.
 pub fn backoff(base: Duration, attempt: u32) -> Duration {

@@ -6,6 +6,7 @@
 //! caller is told to retry (503), never refused as if the token were bad.
 
 use super::oidc::{JwksError, KeySet, VerifyingKey, MAX_JWKS_BYTES};
+use crate::http::CappedBody;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -139,7 +140,7 @@ impl JwksCache {
             url: self.url.to_string(),
             reason,
         };
-        let mut response = self
+        let response = self
             .client
             .get(self.url.clone())
             .header(reqwest::header::ACCEPT, "application/json")
@@ -149,27 +150,15 @@ impl JwksCache {
         if !response.status().is_success() {
             return Err(http(format!("answered {}", response.status())));
         }
-        let too_large = || FetchError::Document {
-            url: self.url.to_string(),
-            source: JwksError::TooLarge,
-        };
-        if response
-            .content_length()
-            .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
-        {
-            return Err(too_large());
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        let body = crate::http::read_capped(response, MAX_JWKS_BYTES)
             .await
-            .map_err(|e| http(crate::http::describe_error(&e)))?
-        {
-            if body.len() + chunk.len() > MAX_JWKS_BYTES {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
-        }
+            .map_err(|failed| match failed {
+                CappedBody::TooLarge => FetchError::Document {
+                    url: self.url.to_string(),
+                    source: JwksError::TooLarge,
+                },
+                CappedBody::Transport(e) => http(crate::http::describe_error(&e)),
+            })?;
         KeySet::parse(&body).map_err(|source| FetchError::Document {
             url: self.url.to_string(),
             source,

@@ -245,27 +245,17 @@ fn form_body(fields: &[(&str, String)]) -> String {
     form.finish()
 }
 
-async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, SignInError> {
-    let too_large =
-        || SignInError::Unavailable(format!("answered more than {MAX_IDP_BYTES} bytes"));
-    if response
-        .content_length()
-        .is_some_and(|n| n > MAX_IDP_BYTES as u64)
-    {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, SignInError> {
+    crate::http::read_capped(response, MAX_IDP_BYTES)
         .await
-        .map_err(|e| SignInError::Unavailable(crate::http::describe_error(&e)))?
-    {
-        if body.len() + chunk.len() > MAX_IDP_BYTES {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        .map_err(|failed| match failed {
+            crate::http::CappedBody::TooLarge => {
+                SignInError::Unavailable(format!("answered more than {MAX_IDP_BYTES} bytes"))
+            }
+            crate::http::CappedBody::Transport(e) => {
+                SignInError::Unavailable(crate::http::describe_error(&e))
+            }
+        })
 }
 
 #[cfg(test)]

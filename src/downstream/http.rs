@@ -93,7 +93,7 @@ impl Endpoint {
 
     async fn get(&self, claims: &str, url: Url) -> Result<serde_json::Value, DownstreamError> {
         let service = self.service;
-        let mut response = self
+        let response = self
             .client
             .get(url)
             .header(CLAIMS_HEADER, claims)
@@ -111,23 +111,12 @@ impl Endpoint {
                 status: Some(status.as_u16()),
             });
         }
-        if response
-            .content_length()
-            .is_some_and(|length| length > MAX_BODY_BYTES as u64)
-        {
-            return Err(DownstreamError::TooLarge(service));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        let body = crate::http::read_capped(response, MAX_BODY_BYTES)
             .await
-            .map_err(|e| transport_error(service, &self.base, e))?
-        {
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(DownstreamError::TooLarge(service));
-            }
-            body.extend_from_slice(&chunk);
-        }
+            .map_err(|failed| match failed {
+                crate::http::CappedBody::TooLarge => DownstreamError::TooLarge(service),
+                crate::http::CappedBody::Transport(e) => transport_error(service, &self.base, e),
+            })?;
         serde_json::from_slice(&body).map_err(|_| DownstreamError::Malformed(service))
     }
 }

@@ -131,9 +131,9 @@ async fn sign_in_as(browser: &Browser, deployment: &Deployment, user: &str) {
     );
 }
 
-fn kept_credential() -> &'static str {
-    "return JSON.parse(sessionStorage.getItem('crowdvision.credential'));"
-}
+/// The credential the page keeps in the tab.
+const KEPT_CREDENTIAL: &str =
+    "return JSON.parse(sessionStorage.getItem('crowdvision.credential'));";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_in_too() {
@@ -170,7 +170,7 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
     assert!(refused.is_string());
     sign_in_as(&browser, &deployment, "pat").await;
     assert_eq!(logins.redeemed_codes(), 1);
-    let kept = browser.script(kept_credential(), json!([])).await;
+    let kept = browser.script(KEPT_CREDENTIAL, json!([])).await;
     assert_eq!(kept["kind"], "bearer");
     assert_eq!(kept["signedIn"], true);
     assert!(kept["refresh"].is_string(), "{kept}");
@@ -187,7 +187,7 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
     let url = url.as_str().unwrap().to_string();
     assert!(url.contains("?c=c_"), "{url}");
     let id = url.split("?c=").nth(1).unwrap();
-    let token = browser.script(kept_credential(), json!([])).await["value"].clone();
+    let token = browser.script(KEPT_CREDENTIAL, json!([])).await["value"].clone();
     let kept_turns: Value = reqwest::Client::new()
         .get(format!("{}conversations/{id}", deployment.page))
         .bearer_auth(token.as_str().unwrap())
@@ -242,7 +242,7 @@ async fn a_manager_signs_in_from_the_page_and_shares_with_a_colleague_who_signs_
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let refreshed = browser.script(kept_credential(), json!([])).await;
+    let refreshed = browser.script(KEPT_CREDENTIAL, json!([])).await;
     assert_ne!(refreshed["value"], kept["value"], "a new access token");
     let whoami = reqwest::Client::new()
         .get(format!("{}whoami", deployment.page))
@@ -370,5 +370,4 @@ async fn the_token_relay_passes_on_tokens_only_and_refuses_in_one_voice() {
     let page = client.get(&deployment.page).send().await.unwrap();
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("connect-src 'self'"), "{csp}");
-    assert!(deployment.origin.starts_with("http://127.0.0.1:"));
 }
