@@ -16,7 +16,7 @@ use crowdvision_agent::retrieval::rerank::NoopReranker;
 use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use crowdvision_agent::retrieval::source::discover;
 use crowdvision_agent::retrieval::store::postgres::{self, PostgresStore};
-use crowdvision_agent::retrieval::store::sqlite::{self, SqliteStore};
+use crowdvision_agent::retrieval::store::sqlite::SqliteStore;
 use crowdvision_agent::retrieval::store::{ChunkStore, NewChunk, NewDocument};
 use futures::TryStreamExt;
 use std::path::PathBuf;
@@ -306,13 +306,13 @@ async fn time_sqlite_floor(
     let allowed = caller.effective_permissions();
     let permissions = serde_json::to_string(&allowed).unwrap();
     let mut samples = Vec::with_capacity(questions.len());
-    let scan = sqlite::vector_scan_sql();
+    let scan = crowdvision_agent::retrieval::store::sqlite_search::vector_scan_sql();
     for q in questions {
         let terms = keyword_terms(q);
         let started = Instant::now();
         let vector = async {
             // The floor reads every visible vector, as the exact search must, without scoring.
-            let mut rows = sqlx::query(&scan).bind(&permissions).fetch(store.pool());
+            let mut rows = sqlx::query(scan).bind(&permissions).fetch(store.pool());
             let mut n = 0;
             while rows.try_next().await.unwrap().is_some() {
                 n += 1;

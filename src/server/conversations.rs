@@ -288,15 +288,15 @@ pub struct KeptTurn {
 }
 
 /// The response object with, when it was kept, `conversation_id` and `turn_id` beside its
-/// fields.
-pub fn with_kept(response: &AskResponse, kept: Option<&KeptTurn>) -> serde_json::Value {
-    let mut body = serde_json::to_value(response).unwrap_or_default();
-    if let (Some(kept), Some(fields)) = (kept, body.as_object_mut()) {
-        fields.insert(
-            "conversation_id".into(),
-            kept.conversation_id.clone().into(),
-        );
-        fields.insert("turn_id".into(), kept.turn_id.into());
-    }
-    body
+/// fields; written straight to the body, without a JSON tree in between.
+#[derive(serde::Serialize)]
+pub struct WithKept<'a> {
+    #[serde(flatten)]
+    response: &'a AskResponse,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    kept: Option<&'a KeptTurn>,
+}
+
+pub fn with_kept<'a>(response: &'a AskResponse, kept: Option<&'a KeptTurn>) -> WithKept<'a> {
+    WithKept { response, kept }
 }

@@ -370,7 +370,11 @@ async fn ask(
                 Ok::<_, std::convert::Infallible>(match streamed {
                     Streamed::Event(event) => agent_event(&event),
                     Streamed::Done(response, kept) => Event::default().event("done").data(
-                        super::conversations::with_kept(&response, kept.as_ref()).to_string(),
+                        serde_json::to_string(&super::conversations::with_kept(
+                            &response,
+                            kept.as_ref(),
+                        ))
+                        .expect("an answer serializes"),
                     ),
                     Streamed::Failed(error) => error_event(&error),
                 })

@@ -15,6 +15,7 @@ mod postgres_keywords;
 pub mod quota;
 pub mod sqlite;
 mod sqlite_keywords;
+pub mod sqlite_search;
 
 use crate::config::{redact, StoreLocation};
 use async_trait::async_trait;

@@ -2,96 +2,30 @@
 //! Vectors are little-endian `f32` blobs searched exactly; the keyword index is the library's
 //! own (`sqlite_keywords.rs`, BM25 like the PostgreSQL store);
 //! permissions are rows of an indexed side table so the search filter can join on them.
+//! The two searches read on connections of their own (`sqlite_search.rs`, rusqlite).
 //!
 //! Writers open `BEGIN IMMEDIATE` transactions: SQLite then admits one writer at a time across
 //! processes, and a second ingest waits (busy timeout) instead of failing or duplicating.
 
 use super::migrations::{self, SQLITE};
 use super::sqlite_keywords;
+use super::sqlite_search::{self, VISIBLE};
 use super::{
     ChunkStore, Hit, NewDocument, PageEntry, RetrievedChunk, StoreError, StoredDocument,
     WriteOutcome, SETTING_DIM,
 };
 use async_trait::async_trait;
-use futures::TryStreamExt;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{Executor, Row, Sqlite, Transaction};
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::path::Path;
 use std::time::Duration;
 
-/// The permission filter, shared by both searches: `?1` is a JSON array of the caller's
-/// effective permissions.
-const VISIBLE: &str = "(c.permissions = '[]' OR EXISTS (
-    SELECT 1 FROM chunk_permissions p
-    WHERE p.chunk_id = c.id AND p.permission IN (SELECT value FROM json_each(?1))))";
-
-/// Exact vector search streams the visible vectors and keeps the best in a heap.
-pub fn vector_scan_sql() -> String {
-    format!("SELECT c.id, c.embedding FROM chunks c WHERE {VISIBLE}")
-}
-
-/// The winners' text, fetched by id with the filter applied again.
-fn fetch_sql() -> String {
-    format!(
-        "SELECT c.id, c.chunk_id, d.source, c.section, c.kind, c.text
-         FROM chunks c JOIN documents d ON d.id = c.document_id
-         WHERE c.id IN (SELECT value FROM json_each(?2)) AND {VISIBLE}"
-    )
-}
-
-/// BM25 over the keyword index (`sqlite_keywords.rs`).
-pub fn keyword_sql() -> String {
-    super::sqlite_keywords::rank_sql(VISIBLE)
-}
-
-/// A candidate in the bounded heap: the heap keeps the worst on top to evict it.
-struct Candidate {
-    score: f32,
-    id: i64,
-}
-
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Candidate {}
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: a higher score is "smaller", so the heap's top is the weakest candidate.
-        other
-            .score
-            .total_cmp(&self.score)
-            .then_with(|| self.id.cmp(&other.id))
-    }
-}
-
-fn cosine(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
-    let mut dot = 0f32;
-    let mut norm = 0f32;
-    for (q, bytes) in query.iter().zip(blob.chunks_exact(4)) {
-        let v = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        dot += q * v;
-        norm += v * v;
-    }
-    if norm == 0.0 || query_norm == 0.0 {
-        0.0
-    } else {
-        dot / (norm.sqrt() * query_norm)
-    }
-}
-
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The searches' own connections (`sqlite_search.rs`).
+    readers: std::sync::Arc<sqlite_search::Readers>,
     location: String,
 }
 
@@ -121,6 +55,7 @@ impl SqliteStore {
             .map_err(|e| connect_error(e.to_string()))?;
         Ok(SqliteStore {
             pool,
+            readers: sqlite_search::Readers::new(path.to_path_buf()),
             location: path.display().to_string(),
         })
     }
@@ -143,6 +78,7 @@ impl ChunkStore for SqliteStore {
     }
 
     async fn close(&self) {
+        self.readers.close();
         self.pool.close().await;
     }
 
@@ -339,47 +275,16 @@ impl ChunkStore for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Hit>, StoreError> {
         let allowed = serde_json::to_string(permissions).expect("strings serialize");
-        let query_norm = embedding.iter().map(|x| x * x).sum::<f32>().sqrt();
-        let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(limit + 1);
-        let scan = vector_scan_sql();
-        let mut rows = sqlx::query(&scan).bind(&allowed).fetch(&self.pool);
-        while let Some(row) = rows.try_next().await? {
-            let blob: &[u8] = row.try_get(1)?;
-            let score = cosine(embedding, query_norm, blob);
-            best.push(Candidate {
-                score,
-                id: row.try_get(0)?,
-            });
-            if best.len() > limit {
-                best.pop();
-            }
-        }
-        drop(rows);
-        if best.is_empty() {
-            return Ok(Vec::new());
-        }
-        let winners = best.into_sorted_vec();
-        let ids: Vec<i64> = winners.iter().map(|c| c.id).collect();
-        let fetch = fetch_sql();
-        let fetched = sqlx::query(&fetch)
-            .bind(&allowed)
-            .bind(serde_json::to_string(&ids).expect("ids serialize"))
-            .fetch_all(&self.pool)
-            .await?;
-        let mut by_id = std::collections::HashMap::new();
-        for row in fetched {
-            let id: i64 = row.try_get("id")?;
-            by_id.insert(id, chunk_of(&row)?);
-        }
-        Ok(winners
-            .into_iter()
-            .filter_map(|c| {
-                by_id.remove(&c.id).map(|chunk| Hit {
-                    chunk,
-                    score: f64::from(c.score),
-                })
+        let embedding = embedding.to_vec();
+        let readers = self.readers.clone();
+        self.readers
+            .read(move |db| {
+                let (hits, scanned) =
+                    sqlite_search::vector_search(db, &embedding, &allowed, limit)?;
+                readers.note_scanned(scanned);
+                Ok(hits)
             })
-            .collect())
+            .await
     }
 
     async fn keyword_search(
@@ -391,23 +296,11 @@ impl ChunkStore for SqliteStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let Some(weighted) = sqlite_keywords::weighted_terms(&self.pool, terms).await? else {
-            return Ok(Vec::new());
-        };
-        let rows = sqlx::query(&keyword_sql())
-            .bind(serde_json::to_string(permissions).expect("strings serialize"))
-            .bind(weighted)
-            .bind(limit as i64)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Hit {
-                    chunk: chunk_of(row)?,
-                    score: row.try_get("score")?,
-                })
-            })
-            .collect()
+        let allowed = serde_json::to_string(permissions).expect("strings serialize");
+        let terms = terms.to_vec();
+        self.readers
+            .read(move |db| sqlite_search::keyword_search(db, &terms, &allowed, limit))
+            .await
     }
 
     async fn visible_pages(&self, permissions: &[String]) -> Result<Vec<PageEntry>, StoreError> {
@@ -447,33 +340,26 @@ impl ChunkStore for SqliteStore {
         limit: usize,
     ) -> Result<[(&'static str, String); 2], StoreError> {
         let allowed = serde_json::to_string(permissions).expect("strings serialize");
-        let vector_plan = self.query_plan(&vector_scan_sql(), &[&allowed]).await?;
-        let weighted = sqlite_keywords::weighted_terms(&self.pool, terms)
-            .await?
-            .unwrap_or_else(|| "[]".to_string());
-        let keyword_plan = self
-            .query_plan(&keyword_sql(), &[&allowed, &weighted, &limit.to_string()])
+        let terms = terms.to_vec();
+        let (vector_plan, keyword_plan) = self
+            .readers
+            .read(move |db| {
+                let vector_plan =
+                    sqlite_search::query_plan(db, sqlite_search::vector_scan_sql(), &[&allowed])?;
+                let weighted =
+                    sqlite_search::weighted_terms(db, &terms)?.unwrap_or_else(|| "[]".to_string());
+                let keyword_plan = sqlite_search::query_plan(
+                    db,
+                    sqlite_search::keyword_sql(),
+                    &[&allowed, &weighted, &limit.to_string()],
+                )?;
+                Ok((vector_plan, keyword_plan))
+            })
             .await?;
         Ok([
             ("vector (exact scan)", vector_plan),
             ("keyword (BM25 index)", keyword_plan),
         ])
-    }
-}
-
-impl SqliteStore {
-    async fn query_plan(&self, sql: &str, binds: &[&str]) -> Result<String, StoreError> {
-        let explain = format!("EXPLAIN QUERY PLAN {sql}");
-        let mut query = sqlx::query(&explain);
-        for value in binds {
-            query = query.bind(*value);
-        }
-        let rows = query.fetch_all(&self.pool).await?;
-        let details: Result<Vec<String>, sqlx::Error> = rows
-            .iter()
-            .map(|r| r.try_get::<String, _>("detail"))
-            .collect();
-        Ok(details?.join("\n"))
     }
 }
 

@@ -4,10 +4,10 @@
 
 use super::StoreError;
 use crate::retrieval::terms::{self, Postings, B, K1};
-use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+use sqlx::{Row, Sqlite, Transaction};
 
 /// Each question term with the number of chunks that hold it, and the number of chunks.
-const FREQUENCIES_SQL: &str = "
+pub const FREQUENCIES_SQL: &str = "
 SELECT (SELECT chunks FROM keyword_stats) AS n, j.value AS term,
        (SELECT count(*) FROM chunk_terms t WHERE t.term = j.value) AS df
 FROM json_each(?1) j ORDER BY j.key";
@@ -43,23 +43,6 @@ pub fn rank_sql(visible: &str) -> String {
         k1_plus_1 = K1 + 1.0,
         one_minus_b = 1.0 - B,
     )
-}
-
-/// The terms to rank by, weighted, as `rank_sql`'s `?2`; `None` when no chunk holds any.
-pub async fn weighted_terms(
-    pool: &SqlitePool,
-    keywords: &[String],
-) -> Result<Option<String>, StoreError> {
-    let terms = terms::query_terms(keywords);
-    if terms.is_empty() {
-        return Ok(None);
-    }
-    let counts: Vec<(i64, String, i64)> = sqlx::query_as(FREQUENCIES_SQL)
-        .bind(serde_json::to_string(&terms).expect("strings serialize"))
-        .fetch_all(pool)
-        .await?;
-    let weighted = terms::weighted_counts(counts);
-    Ok((!weighted.is_empty()).then(|| serde_json::to_string(&weighted).expect("terms serialize")))
 }
 
 /// Writes one chunk's postings and length.
