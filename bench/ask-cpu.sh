@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One /ask target under wrk at 16 connections for 5 s, with the server's CPU, context switches
+# and syscalls per answer (perf stat): the figures of BENCHMARKS.md's "The embedded store's
+# searches off sqlx". Same provider and settings as bench/serve-load.sh, empty store.
+# usage: bench/ask-cpu.sh serve|search-first|bare
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/common.sh
+command -v perf >/dev/null || { echo "perf is needed (Debian: linux-perf)" >&2; exit 1; }
+work=$(mktemp -d); pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+"$helper" provider > "$work/provider.out" 2>&1 & pids+=($!)
+for _ in $(seq 50); do [ -s "$work/provider.out" ] && break; sleep 0.1; done
+provider=$(head -n1 "$work/provider.out")
+DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
+serve_port=$(port); url="http://127.0.0.1:$serve_port"
+search_first=false; [ "$1" = search-first ] && search_first=true
+env DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
+  ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn \
+  MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 SCOPE_CHECK=false \
+  SEARCH_FIRST=$search_first BIND="127.0.0.1:$serve_port" "$bin" serve > "$work/serve.out" 2>&1 &
+pid=$!; pids+=($pid)
+for _ in $(seq 100); do curl -fs "$url/healthz" >/dev/null && break; sleep 0.1; done
+if [ "$1" = bare ]; then
+  curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
+  curl -fs "$provider/last-request" > "$work/request.json"
+  "$helper" bare "$provider" "$work/request.json" > "$work/bare.out" 2>&1 & pid=$!; pids+=($pid)
+  for _ in $(seq 50); do [ -s "$work/bare.out" ] && break; sleep 0.1; done
+  url=$(head -n1 "$work/bare.out")
+fi
+curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"warm up"}' "$url/ask" >/dev/null
+ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+before=$(ticks)
+perf stat -e context-switches,raw_syscalls:sys_enter -p "$pid" -o "$work/stat" -- sleep 5 &
+stat=$!
+wrk -t2 -c16 -d5s -s bench/peer/ask.lua "$url/ask" > "$work/wrk.txt"
+wait "$stat"
+answers=$(sed -n 's/ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
+echo "$1: $(sed -n 's/Requests\/sec: *//p' "$work/wrk.txt") requests/s"
+awk -v n="$answers" -v hz="$(getconf CLK_TCK)" -v t=$(( $(ticks) - before )) '
+  /context-switches|sys_enter/ { gsub(",", "", $1); printf "  %s per answer: %.2f\n", $2, $1 / n }
+  END { printf "  server CPU per answer: %.0f µs\n", t / hz / n * 1e6 }' "$work/stat"
