@@ -1,5 +1,6 @@
 //! ADAPTER for [`ChatModel`]: any OpenAI-compatible chat-completions endpoint (OpenRouter, a
-//! local server, a gateway) through `async-openai` with a custom base URL.
+//! local server, a gateway): streamed calls through `async-openai` with a custom base URL,
+//! one-response calls posted directly ([`direct`]) with the URL and headers built once.
 //!
 //! The wire shapes are this module's own serde types (async-openai's "bring your own types"
 //! calls), so that provider extras such as OpenRouter's `usage.cost` are read, and anything
@@ -20,18 +21,26 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use std::time::Duration;
 
+mod direct;
 mod retry;
 mod stream;
 mod wire;
+
+use direct::Endpoint;
 
 use retry::{from_openai, RetryingHttp};
 use stream::{StreamAssembly, WireChunk};
 use wire::{WireRequest, WireResponse};
 
 const BACKOFF_BASE: Duration = Duration::from_millis(200);
+/// OpenRouter's attribution (`X-Title`); other providers ignore it.
+const TITLE: &str = "crowdvision-agent";
 
 pub struct OpenAiChat {
     client: Client<OpenAIConfig>,
+    /// What a one-response call posts through; the same service async-openai streams through.
+    http: RetryingHttp,
+    endpoint: Result<std::sync::Arc<Endpoint>, String>,
     /// The provider's base URL, named in transport errors.
     base_url: String,
     deadline: Duration,
@@ -43,21 +52,27 @@ impl OpenAiChat {
         let mut provider = OpenAIConfig::new()
             .with_api_base(config.base_url.as_str().trim_end_matches('/'))
             .with_api_key(config.api_key.clone().unwrap_or_default());
-        // OpenRouter's attribution headers; other providers ignore them.
-        if let Ok(with_title) = provider.clone().with_header("X-Title", "crowdvision-agent") {
+        if let Ok(with_title) = provider.clone().with_header("X-Title", TITLE) {
             provider = with_title;
         }
         let http = crate::http::client_builder()
             .build()
             .expect("a reqwest client with default settings always builds");
-        let client = Client::with_config(provider).with_http_service(RetryingHttp {
+        let http = RetryingHttp {
             inner: ReqwestService::new(http),
             max_retries: config.max_retries,
             deadline: config.timeout,
-            base_url: config.base_url.to_string(),
-        });
+            base_url: config.base_url.as_str().into(),
+        };
+        let client = Client::with_config(provider).with_http_service(http.clone());
+        let endpoint = Endpoint::new(
+            &config.base_url,
+            config.api_key.as_deref().unwrap_or_default(),
+        );
         OpenAiChat {
             client,
+            http,
+            endpoint: endpoint.map(std::sync::Arc::new),
             base_url: config.base_url.to_string(),
             deadline: config.timeout,
             max_retries: config.max_retries,
@@ -75,10 +90,8 @@ impl OpenAiChat {
     }
 
     async fn complete(&self, body: WireRequest<'_>) -> Result<ChatTurn, LlmError> {
-        let response: WireResponse = self
-            .client
-            .chat()
-            .create_byot(body)
+        let endpoint = self.endpoint.as_ref().map_err(|e| direct::unusable(e))?;
+        let response: WireResponse = direct::complete(&self.http, endpoint, &body)
             .await
             .map_err(|e| self.error(e))?;
         response.into_turn()

@@ -29,7 +29,7 @@ pub(super) struct RetryingHttp {
     pub(super) inner: ReqwestService,
     pub(super) max_retries: u32,
     pub(super) deadline: Duration,
-    pub(super) base_url: String,
+    pub(super) base_url: std::sync::Arc<str>,
 }
 
 impl tower::Service<HttpRequestFactory> for RetryingHttp {
