@@ -270,6 +270,29 @@ mod tests {
     }
 
     #[test]
+    fn tools_go_out_in_the_order_and_escaping_they_always_had() {
+        use crate::agent::llm::{ChatRequest, Message, ToolChoice};
+        let tool = crate::agent::tools::registry::ToolSchema::new(
+            "find_room",
+            "Finds a \"room\" by name.\nOne line more.",
+            serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+        );
+        let messages = [Message::user("hi")];
+        let request = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: std::slice::from_ref(&tool),
+            temperature: 0.0,
+            max_output_tokens: 5,
+            response_schema: None,
+            tool_choice: ToolChoice::Required,
+        };
+        let body = serde_json::to_string(&WireRequest::new(&request, false)).unwrap();
+        let tools = r#""tools":[{"type":"function","function":{"name":"find_room","description":"Finds a \"room\" by name.\nOne line more.","parameters":{"type":"object","properties":{"name":{"type":"string"}}}}}]"#;
+        assert!(body.contains(tools), "{body}");
+    }
+
+    #[test]
     fn an_empty_stream_is_an_error() {
         assert_eq!(
             StreamAssembly::default().finish().err(),

@@ -69,15 +69,10 @@ pub(super) struct WireFunction<'a> {
 #[derive(Serialize)]
 pub(super) struct WireTool<'a> {
     r#type: &'static str,
-    pub(super) function: WireToolFunction<'a>,
+    /// The tool's `{"name", "description", "parameters"}`, rendered when it was registered.
+    pub(super) function: &'a serde_json::value::RawValue,
 }
 
-#[derive(Serialize)]
-pub(super) struct WireToolFunction<'a> {
-    pub(super) name: &'a str,
-    pub(super) description: &'a str,
-    pub(super) parameters: &'a serde_json::value::RawValue,
-}
 
 impl<'a> WireRequest<'a> {
     pub(super) fn new(request: &ChatRequest<'a>, stream: bool) -> WireRequest<'a> {
@@ -89,11 +84,7 @@ impl<'a> WireRequest<'a> {
                 .iter()
                 .map(|tool| WireTool {
                     r#type: "function",
-                    function: WireToolFunction {
-                        name: tool.name,
-                        description: tool.description,
-                        parameters: &tool.parameters_json,
-                    },
+                    function: &tool.definition_json,
                 })
                 .collect(),
             temperature: request.temperature,

@@ -93,10 +93,11 @@ pub struct ToolSchema {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: serde_json::Value,
-    /// `parameters` as JSON text, rendered once: every model call sends it, and walking the
-    /// `Value` again for each request was a measurable share of a served answer's CPU.
+    /// `{"name", "description", "parameters"}` as JSON text, rendered once: every model call
+    /// sends it, and walking the `Value` and escaping the description again for each request
+    /// were a measurable share of a served answer's CPU.
     #[serde(skip)]
-    pub parameters_json: Box<RawValue>,
+    pub definition_json: Box<RawValue>,
     /// What a successful result holds, for MCP hosts; never sent to the model.
     #[serde(skip)]
     pub output: Option<serde_json::Value>,
@@ -108,13 +109,24 @@ impl ToolSchema {
         description: &'static str,
         parameters: serde_json::Value,
     ) -> ToolSchema {
-        let parameters_json =
-            serde_json::value::to_raw_value(&parameters).expect("a JSON value always serializes");
+        /// The keys in the order the provider has always been sent them.
+        #[derive(Serialize)]
+        struct Definition<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a serde_json::Value,
+        }
+        let definition_json = serde_json::value::to_raw_value(&Definition {
+            name,
+            description,
+            parameters: &parameters,
+        })
+        .expect("a JSON value always serializes");
         ToolSchema {
             name,
             description,
             parameters,
-            parameters_json,
+            definition_json,
             output: None,
         }
     }
