@@ -62,7 +62,8 @@ pub(super) async fn complete(
     let response = http.clone().send(factory).await?;
     let bytes = response.bytes().await.map_err(OpenAIError::Reqwest)?;
     // The body is not quoted onward: `from_openai` keeps only the position.
-    serde_json::from_slice(&bytes).map_err(|error| OpenAIError::JSONDeserialize(error, String::new()))
+    serde_json::from_slice(&bytes)
+        .map_err(|error| OpenAIError::JSONDeserialize(error, String::new()))
 }
 
 /// The error of an adapter whose endpoint could not be built.

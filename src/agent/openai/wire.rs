@@ -73,7 +73,6 @@ pub(super) struct WireTool<'a> {
     pub(super) function: &'a serde_json::value::RawValue,
 }
 
-
 impl<'a> WireRequest<'a> {
     pub(super) fn new(request: &ChatRequest<'a>, stream: bool) -> WireRequest<'a> {
         WireRequest {

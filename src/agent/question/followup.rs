@@ -69,15 +69,16 @@ pub struct Inherited {
 /// What a continuation inherits from the last question of `history` when that one went to the
 /// live tools; `None` for a question that is no continuation or follows no live question.
 pub fn inherit(question: &str, history: &[HistoryMessage]) -> Option<Inherited> {
-    if !is_continuation(question) {
-        return None;
-    }
+    // Without an earlier question there is nothing to inherit: the continuation scan is skipped.
     let previous = history
         .iter()
         .rev()
         .find(|m| m.role == HistoryRole::User)?
         .content
         .as_str();
+    if !is_continuation(question) {
+        return None;
+    }
     (route(previous) == Route::Live).then(|| Inherited {
         route: Route::Live,
         history: asks_for_history(previous) && !asks_for_now(question),

@@ -416,11 +416,13 @@ const PLACE_PROPERTY_PHRASES: &[&str] = &[
 /// live places before any documentation search, and goes to the documentation only when it
 /// names none of them.
 pub fn may_ask_about_a_named_place(question: &str) -> bool {
+    if !may_name_a_place(question) {
+        return false;
+    }
     let text = words(question).join(" ");
-    may_name_a_place(question)
-        && PLACE_PROPERTY_PHRASES
-            .iter()
-            .any(|p| contains_phrase(&text, p))
+    PLACE_PROPERTY_PHRASES
+        .iter()
+        .any(|p| contains_phrase(&text, p))
 }
 
 /// Whether `question` may name a place in words: a capitalised word past its first that is

@@ -335,7 +335,9 @@ impl AnswerRun<'_> {
     /// answer call.
     pub(super) fn open(&mut self, looked_up: Option<String>) -> Step {
         let live_first = self.route == Route::Live && self.toolbox.offers(Offer::LiveOnly);
-        let history_first = self.toolbox.offers(Offer::HistoryOnly)
+        // Read only for a live opening: the window scan is a visible share of a served answer.
+        let history_first = live_first
+            && self.toolbox.offers(Offer::HistoryOnly)
             && (asks_for_history(&self.question.text)
                 || self.inherited.as_ref().is_some_and(|i| i.history));
         let docs_first = self.route == Route::Documentation

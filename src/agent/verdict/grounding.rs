@@ -25,6 +25,9 @@ const MIN_SHARED_WORDS: usize = 2;
 /// `answer` with a marker after each sentence a passage supports, or `None` when no sentence is
 /// supported. `passages` are (chunk id, text), in retrieval order (earlier wins a tie).
 pub fn attribute(answer: &str, passages: &[(String, String)]) -> Option<String> {
+    if passages.is_empty() {
+        return None;
+    }
     let passage_terms: Vec<(&str, Terms)> = passages
         .iter()
         .map(|(id, text)| (id.as_str(), terms(text)))
@@ -66,6 +69,9 @@ pub fn attribute_fragment(
     question: &str,
     passages: &[(String, String)],
 ) -> Option<String> {
+    if passages.is_empty() {
+        return None;
+    }
     let tokens = |text: &str| -> Vec<String> {
         text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
             .map(|t| t.trim_matches(['.', ',']).to_lowercase())
@@ -93,13 +99,25 @@ pub fn attribute_fragment(
 /// chunks not in `passages` are not judged here: they are invented, and removed elsewhere.
 pub fn unsupported_markers(answer: &str, passages: &[(String, String)]) -> Vec<String> {
     let mut unsupported = Vec::new();
+    if passages.is_empty() {
+        return unsupported;
+    }
     for sentence in sentences(answer) {
+        let judged: Vec<(&str, &str)> = citations::markers(sentence)
+            .into_iter()
+            .filter_map(|(_, id)| {
+                let (_, text) = passages.iter().find(|(chunk, _)| chunk == id)?;
+                Some((id, text.as_str()))
+            })
+            .collect();
+        // A sentence without a marker of a passage here has nothing to judge: its terms are
+        // not read.
+        if judged.is_empty() {
+            continue;
+        }
         let unmarked = strip_markers(sentence);
         let wanted = terms(&unmarked);
-        for (_, id) in citations::markers(sentence) {
-            let Some((_, text)) = passages.iter().find(|(chunk, _)| chunk == id) else {
-                continue;
-            };
+        for (id, text) in judged {
             if !wanted.supported_by(text) && !unsupported.iter().any(|u| u == id) {
                 unsupported.push(id.to_string());
             }
@@ -714,6 +732,55 @@ mod tests {
             let read = terms(&text);
             let words: Vec<String> = read.words.iter().map(|w| w.to_string()).collect();
             proptest::prop_assert_eq!((read.numbers, words), terms_as_first_read(&text));
+        }
+    }
+
+    /// The marker check as first written (terms read for every sentence), the reference of
+    /// [`unsupported_markers`].
+    fn unsupported_markers_as_first_read(
+        answer: &str,
+        passages: &[(String, String)],
+    ) -> Vec<String> {
+        let mut unsupported = Vec::new();
+        for sentence in sentences(answer) {
+            let unmarked = strip_markers(sentence);
+            let wanted = terms(&unmarked);
+            for (_, id) in citations::markers(sentence) {
+                let Some((_, text)) = passages.iter().find(|(chunk, _)| chunk == id) else {
+                    continue;
+                };
+                if !wanted.supported_by(text) && !unsupported.iter().any(|u| u == id) {
+                    unsupported.push(id.to_string());
+                }
+            }
+        }
+        unsupported
+    }
+
+    /// Words, markers of the passages `a`, `b` and `c`, and sentence ends.
+    const ANSWER_PIECES: &[&str] = &[
+        "Sensors", "CO2", "1,000", "20.5", "ppm.", "room", "the", "humidity", "PM2.5", "alarm",
+        "[^a]", "[^b]", "[^c]", "[^d]", ".", "!", "\n",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn markers_are_judged_as_first_read(
+            pieces in proptest::collection::vec(proptest::sample::select(ANSWER_PIECES), 0..30),
+            held in proptest::collection::vec(proptest::collection::vec(word(), 0..12), 0..3),
+        ) {
+            let answer = pieces.join(" ").replace(" .", ".");
+            let passages: Vec<(String, String)> = held
+                .iter()
+                .zip(["a", "b", "c"])
+                .map(|(text, id)| (id.to_string(), text.join(" ")))
+                .collect();
+            proptest::prop_assert_eq!(
+                unsupported_markers(&answer, &passages),
+                unsupported_markers_as_first_read(&answer, &passages)
+            );
+            proptest::prop_assert_eq!(attribute(&answer, &[]), None);
+            proptest::prop_assert_eq!(attribute_fragment(&answer, "co2", &[]), None);
         }
     }
 
