@@ -2,7 +2,9 @@
 # One /ask target under wrk at 16 connections for 5 s, with the server's CPU, context switches
 # and syscalls per answer (perf stat): the figures of BENCHMARKS.md's "The embedded store's
 # searches off sqlx". Same provider and settings as bench/serve-load.sh, empty store.
-# usage: bench/ask-cpu.sh serve|search-first|bare
+# With PERF_RECORD=FILE, also records the server's call graphs there (perf record, DWARF unwinding)
+# for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes.
+# usage: [PERF_RECORD=FILE] bench/ask-cpu.sh serve|search-first|bare
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -33,8 +35,13 @@ ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 before=$(ticks)
 perf stat -e context-switches,raw_syscalls:sys_enter -p "$pid" -o "$work/stat" -- sleep 5 &
 stat=$!
+if [ -n "${PERF_RECORD:-}" ]; then
+  perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_RECORD" -- sleep 5 2>/dev/null &
+  record=$!
+fi
 wrk -t2 -c16 -d5s -s bench/peer/ask.lua "$url/ask" > "$work/wrk.txt"
 wait "$stat"
+if [ -n "${PERF_RECORD:-}" ]; then wait "$record"; fi
 answers=$(sed -n 's/ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
 echo "$1: $(sed -n 's/Requests\/sec: *//p' "$work/wrk.txt") requests/s"
 awk -v n="$answers" -v hz="$(getconf CLK_TCK)" -v t=$(( $(ticks) - before )) '

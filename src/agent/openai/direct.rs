@@ -1,12 +1,11 @@
 //! The one-response call (`stream: false`) posted without async-openai's client: the URL and
-//! headers are built once per adapter instead of formatted, parsed and merged per call (a fifth
-//! of the adapter's CPU on the one-call `/ask` path). Same request on the wire as async-openai
+//! headers are built once per adapter instead of formatted, parsed and merged per call (7 of
+//! the 87 µs of CPU a served one-call answer cost, BENCHMARKS.md). Same request on the wire as async-openai
 //! sends for a streamed call (a test holds the two together), same retries ([`RetryingHttp`]),
 //! same error mapping.
 
 use super::retry::RetryingHttp;
 use super::wire::{WireRequest, WireResponse};
-use crate::agent::llm::LlmError;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use bytes::Bytes;
@@ -64,11 +63,6 @@ pub(super) async fn complete(
     // The body is not quoted onward: `from_openai` keeps only the position.
     serde_json::from_slice(&bytes)
         .map_err(|error| OpenAIError::JSONDeserialize(error, String::new()))
-}
-
-/// The error of an adapter whose endpoint could not be built.
-pub(super) fn unusable(reason: &str) -> LlmError {
-    LlmError::Transport(reason.to_string())
 }
 
 #[cfg(test)]

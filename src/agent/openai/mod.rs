@@ -90,7 +90,10 @@ impl OpenAiChat {
     }
 
     async fn complete(&self, body: WireRequest<'_>) -> Result<ChatTurn, LlmError> {
-        let endpoint = self.endpoint.as_ref().map_err(|e| direct::unusable(e))?;
+        let endpoint = self
+            .endpoint
+            .as_ref()
+            .map_err(|e| LlmError::Transport(e.clone()))?;
         let response: WireResponse = direct::complete(&self.http, endpoint, &body)
             .await
             .map_err(|e| self.error(e))?;
