@@ -103,28 +103,34 @@ echo "One live question made $live_downstream simulator request(s) from serve; b
 echo
 echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+targets=("serve $serve $serve_pid ask" "serve-search-first $search_first $search_first_pid ask"
+  "bare-axum $bare $bare_pid ask" "serve-live $live $live_pid ask-live"
+  "bare-live $bare_live $bare_live_pid ask-live" "fastapi $peer $peer_pid ask")
+# Runs take turns (run 1 of every target, then run 2, ...) so that a change in what else the
+# machine is doing falls on every target alike rather than on the ones measured last.
 for c in $clients; do
-  for target in "serve $serve $serve_pid ask" "serve-search-first $search_first $search_first_pid ask" \
-      "bare-axum $bare $bare_pid ask" "serve-live $live $live_pid ask-live" \
-      "bare-live $bare_live $bare_live_pid ask-live" "fastapi $peer $peer_pid ask"; do
-    set -- $target
-    for run in $(seq "$runs"); do
+  for run in $(seq "$runs"); do
+    for i in "${!targets[@]}"; do
+      set -- ${targets[$i]}
       if [ "$4" = ask-live ]; then warm_up=$live_body; else warm_up='{"question":"warm up"}'; fi
       curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$warm_up" "$2/ask" >/dev/null
       before=$(cpu_ticks "$3")
-      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s "bench/peer/$4.lua" "$2/ask" > "$work/wrk.$run.txt"
-      echo $(( $(cpu_ticks "$3") - before )) > "$work/cpu.$run.txt"
+      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s "bench/peer/$4.lua" "$2/ask" > "$work/wrk.$i.$run.txt"
+      echo $(( $(cpu_ticks "$3") - before )) > "$work/cpu.$i.$run.txt"
       sleep 2 # let a server finish what the clients gave up on before the next run
     done
-    python3 - "$1" "$c" "$work" "$runs" "$(getconf CLK_TCK)" <<'PY'
+  done
+  for i in "${!targets[@]}"; do
+    set -- ${targets[$i]}
+    python3 - "$1" "$c" "$work" "$runs" "$(getconf CLK_TCK)" "$i" <<'PY'
 import re, sys
-name, clients, work, runs, hz = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+name, clients, work, runs, hz, target = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 rows = []
 for run in range(1, runs + 1):
-    text = open(f"{work}/wrk.{run}.txt").read()
+    text = open(f"{work}/wrk.{target}.{run}.txt").read()
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     total = int(re.search(r"(\d+) requests in", text).group(1))
-    ticks = int(open(f"{work}/cpu.{run}.txt").read())
+    ticks = int(open(f"{work}/cpu.{target}.{run}.txt").read())
     rows.append((rate, text, ticks / hz / max(total, 1)))
 rate, text, cpu = sorted(rows, key=lambda r: r[0])[len(rows) // 2]
 def pct(p):
@@ -133,9 +139,23 @@ def pct(p):
 errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", text))
 errors += sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
 print(f"| {name} | {clients} | {rate:,.0f} | {pct(50)} | {pct(99)} | {errors} | {cpu * 1e6:.0f} µs |")
+open(f"{work}/rates", "a").write(f"{name} {clients} {rate}\n")
 PY
   done
 done
+
+echo
+python3 - "$work/rates" <<'PY'
+import sys
+rates = {}
+for line in open(sys.argv[1]):
+    name, clients, rate = line.split()
+    rates[(name, clients)] = float(rate)
+for target, limit in [("serve", "bare-axum"), ("serve-search-first", "bare-axum"), ("serve-live", "bare-live")]:
+    shares = [f"{rates[(t, c)] / rates[(l, c)]:.0%} at {c}" for (t, c) in rates if t == target
+              for l in [limit] if (l, c) in rates]
+    print(f"{target} against {limit}: " + ", ".join(shares))
+PY
 
 after_load_rss=$(rss_mb "$serve_pid")
 streams_in=$work/streams.in
