@@ -4,7 +4,7 @@
 # searches off sqlx". Same provider and settings as bench/serve-load.sh, empty store.
 # With PERF_RECORD=FILE, also records the server's call graphs there (perf record, DWARF unwinding)
 # for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes.
-# usage: [PERF_RECORD=FILE] bench/ask-cpu.sh serve|search-first|bare
+# usage: [PERF_RECORD=FILE] bench/ask-cpu.sh serve|search-first|bare|bare-search
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -16,7 +16,7 @@ for _ in $(seq 50); do [ -s "$work/provider.out" ] && break; sleep 0.1; done
 provider=$(head -n1 "$work/provider.out")
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
 serve_port=$(port); url="http://127.0.0.1:$serve_port"
-search_first=false; [ "$1" = search-first ] && search_first=true
+search_first=false; case $1 in search-first|bare-search) search_first=true ;; esac
 env DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench \
   ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn \
   MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 SCOPE_CHECK=false \
@@ -27,6 +27,14 @@ if [ "$1" = bare ]; then
   curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
   curl -fs "$provider/last-request" > "$work/request.json"
   "$helper" bare "$provider" "$work/request.json" > "$work/bare.out" 2>&1 & pid=$!; pids+=($pid)
+  for _ in $(seq 50); do [ -s "$work/bare.out" ] && break; sleep 0.1; done
+  url=$(head -n1 "$work/bare.out")
+fi
+if [ "$1" = bare-search ]; then # the same search of the same store, then search-first's call
+  curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
+  curl -fs "$provider/last-request" > "$work/request.json"
+  DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local \
+    "$helper" bare-search "$provider" "$work/request.json" > "$work/bare.out" 2>&1 & pid=$!; pids+=($pid)
   for _ in $(seq 50); do [ -s "$work/bare.out" ] && break; sleep 0.1; done
   url=$(head -n1 "$work/bare.out")
 fi

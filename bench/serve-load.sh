@@ -2,7 +2,8 @@
 # /ask under load: `serve` against the limit (a bare axum handler making the same single provider
 # call) and the peer (FastAPI + uvicorn + httpx), all three over the same zero-latency scripted
 # provider, with wrk at 1, 16 and 256 concurrent connections; serve also on its default
-# documentation path (the question searched in an empty store first, `serve-search-first`) and on
+# documentation path (the question searched in an empty store first, `serve-search-first`, against
+# `bare-search`, which makes the same search through the library and the same call) and on
 # the live path (`serve-live`: one get_occupancy call to `crowdvision-agent sim` between two model
 # calls, against `bare-live`, which makes the same two calls and the one simulator request); then
 # serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
@@ -40,6 +41,7 @@ start() {
   url=$(head -n1 "$work/$name.out")
 }
 wait_ready() { for _ in $(seq 100); do curl -fs "$1" >/dev/null 2>&1 && return; sleep 0.1; done; echo "$1 never answered" >&2; exit 1; }
+wait_ready_post() { for _ in $(seq 100); do curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"ready"}' "$1" >/dev/null 2>&1 && return; sleep 0.1; done; echo "$1 never answered" >&2; exit 1; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 start provider "$helper" provider; provider=$url
@@ -68,6 +70,14 @@ start_serve search-first SCOPE_CHECK=false; search_first=$url; search_first_pid=
 curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$serve/ask" >/dev/null
 curl -fs "$provider/last-request" > "$work/request.json"
 start bare "$helper" bare "$provider" "$work/request.json"; bare=$url; bare_pid=${pids[-1]}
+# The documentation path's limit: the same search of the same store, then the call search-first
+# sends after finding nothing.
+curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$search_first/ask" >/dev/null
+curl -fs "$provider/last-request" > "$work/search-request.json"
+DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local \
+  start bare_search "$helper" bare-search "$provider" "$work/search-request.json"
+bare_search=$url; bare_search_pid=${pids[-1]}
+wait_ready_post "$bare_search/ask"
 
 # The live path: the simulator as the twin and sensor services, an Acme staff member asking.
 sim_port=$(port)
@@ -104,7 +114,8 @@ echo
 echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 targets=("serve $serve $serve_pid ask" "serve-search-first $search_first $search_first_pid ask"
-  "bare-axum $bare $bare_pid ask" "serve-live $live $live_pid ask-live"
+  "bare-axum $bare $bare_pid ask" "bare-search $bare_search $bare_search_pid ask"
+  "serve-live $live $live_pid ask-live"
   "bare-live $bare_live $bare_live_pid ask-live" "fastapi $peer $peer_pid ask")
 # Runs take turns (run 1 of every target, then run 2, ...) so that a change in what else the
 # machine is doing falls on every target alike rather than on the ones measured last.
@@ -151,7 +162,8 @@ rates = {}
 for line in open(sys.argv[1]):
     name, clients, rate = line.split()
     rates[(name, clients)] = float(rate)
-for target, limit in [("serve", "bare-axum"), ("serve-search-first", "bare-axum"), ("serve-live", "bare-live")]:
+for target, limit in [("serve", "bare-axum"), ("serve-search-first", "bare-search"),
+                      ("serve-search-first", "bare-axum"), ("serve-live", "bare-live")]:
     shares = [f"{rates[(t, c)] / rates[(l, c)]:.0%} at {c}" for (t, c) in rates if t == target
               for l in [limit] if (l, c) in rates]
     print(f"{target} against {limit}: " + ", ".join(shares))

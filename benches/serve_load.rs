@@ -12,6 +12,13 @@
 //!   `POST /ask` that makes the same single provider call (the request `serve` sent, captured
 //!   from the provider, with the question put in its last message) with the same HTTP client
 //!   and returns the answer's text.
+//! - `bare-search PROVIDER_URL REQUEST_FILE`: the limit of the documentation path: the question
+//!   searched in the store `DATABASE_URL` names, with the embedder the environment configures
+//!   (`EMBEDDING_PROVIDER`), through the library's hybrid search as the anonymous caller, then
+//!   the single provider call of `bare`. The bench's store is empty, so the captured request
+//!   (captured for the question `capture`, no passages in it) is the one a search that found
+//!   nothing leads to, its last message's opening kept before each question; the handler
+//!   refuses to answer if the search finds something.
 //! - `bare-live PROVIDER_URL SIM_URL FIRST_REQUEST SECOND_REQUEST CLAIMS`: the limit of the live
 //!   path: the first captured call, the building's occupancy from the simulator (as the caller,
 //!   `CLAIMS` in `x-gateway-claims`), then the second captured call, and the answer's text.
@@ -25,6 +32,9 @@ use axum::body::{Body, Bytes};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use crowdvision_agent::auth::AuthUser;
+use crowdvision_agent::config::Config;
+use crowdvision_agent::retrieval::search::{Retriever, SearchMode};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -45,6 +55,9 @@ async fn main() {
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["provider"] => serve(provider_router()).await,
         ["bare", provider, request] => serve(bare_router(provider, request)).await,
+        ["bare-search", provider, request] => {
+            serve(bare_search_router(provider, request).await).await
+        }
         ["bare-live", provider, sim, first, second, claims] => {
             serve(bare_live_router(provider, sim, first, second, claims)).await
         }
@@ -205,6 +218,40 @@ fn bare_router(provider: &str, request_file: &str) -> Router {
     )
 }
 
+async fn bare_search_router(provider: &str, request_file: &str) -> Router {
+    let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
+    let http = crowdvision_agent::http::client_builder().build().unwrap();
+    let (before, after) = request_around_question(request_file);
+    let opening = question_opening(request_file);
+    let config = Config::load(None).expect("the environment configures the store");
+    let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
+    let anonymous = Arc::new(AuthUser::anonymous());
+    Router::new().route(
+        "/ask",
+        post(move |Json(request): Json<Value>| async move {
+            let asked = request["question"].as_str().unwrap_or_default();
+            let found = retriever
+                .search(asked, &anonymous, None, SearchMode::Hybrid)
+                .await
+                .unwrap();
+            assert!(found.is_empty(), "the bench's store is empty");
+            let question = serde_json::to_string(&[opening.as_str(), asked].concat()).unwrap();
+            let call = [before.as_str(), &question, after.as_str()].concat();
+            let reply: Value = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(call)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
+        }),
+    )
+}
+
 fn bare_live_router(
     provider: &str,
     sim: &str,
@@ -260,6 +307,20 @@ fn request_around_question(request_file: &str) -> (String, String) {
     let text = request.to_string();
     let (before, after) = text.split_once(&format!("\"{MARK}\"")).unwrap();
     (before.to_string(), after.to_string())
+}
+
+/// What the captured request's last message says before its question, which was `capture`.
+fn question_opening(request_file: &str) -> String {
+    let request: Value =
+        serde_json::from_str(&std::fs::read_to_string(request_file).unwrap()).unwrap();
+    let last = request["messages"].as_array().and_then(|m| m.last());
+    let content = last.expect("the captured request has messages")["content"]
+        .as_str()
+        .unwrap();
+    let opening = content.strip_suffix("capture");
+    opening
+        .expect("the request was captured for the question `capture`")
+        .to_string()
 }
 
 async fn open_streams(url: &str, count: usize) {
