@@ -3,7 +3,8 @@
 # and syscalls per answer (perf stat): the figures of BENCHMARKS.md's "The embedded store's
 # searches off sqlx". Same provider and settings as bench/serve-load.sh, empty store.
 # With PERF_RECORD=FILE, also records the server's call graphs there (perf record, DWARF unwinding)
-# for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes.
+# for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes. 64 KiB of stack
+# per sample: with 16 KiB, half of serve's deep async stacks ended in `[unknown]`.
 # usage: [PERF_RECORD=FILE] bench/ask-cpu.sh serve|search-first|bare|bare-search
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ before=$(ticks)
 perf stat -e context-switches,raw_syscalls:sys_enter -p "$pid" -o "$work/stat" -- sleep 5 &
 stat=$!
 if [ -n "${PERF_RECORD:-}" ]; then
-  perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_RECORD" -- sleep 5 2>/dev/null &
+  perf record -q -F 499 --call-graph dwarf,65528 -p "$pid" -o "$PERF_RECORD" -- sleep 5 2>/dev/null &
   record=$!
 fi
 wrk -t2 -c16 -d5s -s bench/peer/ask.lua "$url/ask" > "$work/wrk.txt"
