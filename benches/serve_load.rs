@@ -203,19 +203,24 @@ fn bare_router(provider: &str, request_file: &str) -> Router {
         post(move |Json(request): Json<Value>| async move {
             let question = serde_json::to_string(&request["question"]).unwrap();
             let call = [before.as_str(), &question, after.as_str()].concat();
-            let reply: Value = http
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(call)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
+            Json(json!({"answer": answer_of(&http, &url, call).await}))
         }),
     )
+}
+
+/// The answer's text from one provider call posted as `call`, the way the limits post it.
+async fn answer_of(http: &reqwest::Client, url: &str, call: String) -> Value {
+    let mut reply: Value = http
+        .post(url)
+        .header("content-type", "application/json")
+        .body(call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    reply["choices"][0]["message"]["content"].take()
 }
 
 async fn bare_search_router(provider: &str, request_file: &str) -> Router {
@@ -237,17 +242,7 @@ async fn bare_search_router(provider: &str, request_file: &str) -> Router {
             assert!(found.is_empty(), "the bench's store is empty");
             let question = serde_json::to_string(&[opening.as_str(), asked].concat()).unwrap();
             let call = [before.as_str(), &question, after.as_str()].concat();
-            let reply: Value = http
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(call)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            Json(json!({"answer": reply["choices"][0]["message"]["content"]}))
+            Json(json!({"answer": answer_of(&http, &url, call).await}))
         }),
     )
 }
