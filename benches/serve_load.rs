@@ -197,12 +197,12 @@ async fn completion(body: Bytes) -> Response {
 fn bare_router(provider: &str, request_file: &str) -> Router {
     let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
     let http = crowdvision_agent::http::client_builder().build().unwrap();
-    let (before, after) = request_around_question(request_file);
+    let (before, after) = request_around_question(request_file, None);
     Router::new().route(
         "/ask",
         post(move |Json(request): Json<Value>| async move {
-            let question = serde_json::to_string(&request["question"]).unwrap();
-            let call = [before.as_str(), &question, after.as_str()].concat();
+            let question = request["question"].as_str().unwrap_or_default();
+            let call = call_for(&before, question, &after);
             Json(json!({"answer": answer_of(&http, &url, call).await}))
         }),
     )
@@ -226,8 +226,7 @@ async fn answer_of(http: &reqwest::Client, url: &str, call: String) -> Value {
 async fn bare_search_router(provider: &str, request_file: &str) -> Router {
     let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
     let http = crowdvision_agent::http::client_builder().build().unwrap();
-    let (before, after) = request_around_question(request_file);
-    let opening = question_opening(request_file);
+    let (before, after) = request_around_question(request_file, Some("capture"));
     let config = Config::load(None).expect("the environment configures the store");
     let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
     let anonymous = Arc::new(AuthUser::anonymous());
@@ -240,8 +239,7 @@ async fn bare_search_router(provider: &str, request_file: &str) -> Router {
                 .await
                 .unwrap();
             assert!(found.is_empty(), "the bench's store is empty");
-            let question = serde_json::to_string(&[opening.as_str(), asked].concat()).unwrap();
-            let call = [before.as_str(), &question, after.as_str()].concat();
+            let call = call_for(&before, asked, &after);
             Json(json!({"answer": answer_of(&http, &url, call).await}))
         }),
     )
@@ -257,14 +255,14 @@ fn bare_live_router(
     let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
     let occupancy = format!("{}/buildings/acme-hq/occupancy", sim.trim_end_matches('/'));
     let http = crowdvision_agent::http::client_builder().build().unwrap();
-    let (before, after) = request_around_question(first_file);
+    let (before, after) = request_around_question(first_file, None);
     let second = std::fs::read_to_string(second_file).unwrap();
     let claims = claims.to_string();
     Router::new().route(
         "/ask",
         post(move |Json(request): Json<Value>| async move {
-            let question = serde_json::to_string(&request["question"]).unwrap();
-            let call = [before.as_str(), &question, after.as_str()].concat();
+            let question = request["question"].as_str().unwrap_or_default();
+            let call = call_for(&before, question, &after);
             let post = |body: String| {
                 http.post(&url)
                     .header("content-type", "application/json")
@@ -289,33 +287,33 @@ fn bare_live_router(
     )
 }
 
-/// The captured request as the text before and after its question (the last message's
-/// content), so that the limit builds each call by concatenation, the cheapest way there is.
-fn request_around_question(request_file: &str) -> (String, String) {
+/// The captured request as the text before and after its question, so that a limit builds
+/// each call by concatenation (`call_for`), the cheapest way there is. The question is the last
+/// message's content, or its end when `captured_as` names the question it was captured for (the
+/// documentation path's message opens with what the search found).
+fn request_around_question(request_file: &str, captured_as: Option<&str>) -> (String, String) {
     const MARK: &str = "QUESTION-GOES-HERE";
     let mut request: Value =
         serde_json::from_str(&std::fs::read_to_string(request_file).unwrap()).unwrap();
     let last = request["messages"]
         .as_array_mut()
         .and_then(|m| m.last_mut());
-    last.expect("the captured request has messages")["content"] = json!(MARK);
+    let content = &mut last.expect("the captured request has messages")["content"];
+    let opening = match captured_as {
+        Some(question) => content.as_str().and_then(|c| c.strip_suffix(question)),
+        None => Some(""),
+    };
+    let opening = opening.expect("the request was captured for the question named");
+    *content = json!([opening, MARK].concat());
     let text = request.to_string();
-    let (before, after) = text.split_once(&format!("\"{MARK}\"")).unwrap();
+    let (before, after) = text.split_once(MARK).unwrap();
     (before.to_string(), after.to_string())
 }
 
-/// What the captured request's last message says before its question, which was `capture`.
-fn question_opening(request_file: &str) -> String {
-    let request: Value =
-        serde_json::from_str(&std::fs::read_to_string(request_file).unwrap()).unwrap();
-    let last = request["messages"].as_array().and_then(|m| m.last());
-    let content = last.expect("the captured request has messages")["content"]
-        .as_str()
-        .unwrap();
-    let opening = content.strip_suffix("capture");
-    opening
-        .expect("the request was captured for the question `capture`")
-        .to_string()
+/// One call: `question` put, JSON-escaped, between the captured request's two parts.
+fn call_for(before: &str, question: &str, after: &str) -> String {
+    let quoted = serde_json::to_string(question).unwrap();
+    [before, &quoted[1..quoted.len() - 1], after].concat()
 }
 
 async fn open_streams(url: &str, count: usize) {
