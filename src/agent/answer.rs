@@ -12,6 +12,7 @@ use super::run::{
     Toolbox, ANSWER_FIELD_SCHEMA,
 };
 use super::stream::StreamedTokens;
+use super::tools::live::BuildingReads;
 use super::tools::registry::{ToolOutcome, ToolRegistry, ToolSchema};
 use super::tools::ToolContext;
 use super::usage::PriceTable;
@@ -162,8 +163,10 @@ impl Agent {
                 .resolve(question.model.as_deref(), &caller.user, &self.authz)?;
         let streamed =
             events.map(|sender| StreamedTokens::new(sender, &self.settings.link_allowed_hosts));
+        let reads = BuildingReads::default();
         let context = ToolContext {
             top_k: question.top_k.map(|k| k.clamp(1, MAX_TOP_K)),
+            reads: Some(&reads),
             ..ToolContext::for_caller(caller)
         };
         let mut run = AnswerRun::new(

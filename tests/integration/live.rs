@@ -554,6 +554,45 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
     assert!(sent.ends_with(&format!("Question: {question}")), "{sent}");
 }
 
+#[tokio::test]
+async fn one_answer_reads_a_building_once_and_the_next_answer_reads_it_again() {
+    let World { sim, registry } = world().await;
+    let provider = ScriptedProvider::start(vec![
+        answer("The Board Room reads 402 ppm.", usage(20, 8)),
+        answer("The Board Room reads 402 ppm.", usage(20, 8)),
+    ])
+    .await;
+    let agent = agent_over(registry, &provider);
+    let question = "What is the CO2 level in the Board Room of Acme Headquarters right now?";
+    let building_reads = || {
+        sim.requests()
+            .iter()
+            .filter(|r| r.path == "/buildings/acme-hq")
+            .count()
+    };
+    let response = agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    // `get_building` read it; the sensor tool's own check of the same building did not.
+    let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["list_buildings", "get_building", "get_latest_sensor_data"]
+    );
+    assert!(response.trace.iter().all(|t| t.ok), "{:?}", response.trace);
+    assert_eq!(building_reads(), 1);
+    assert!(sim
+        .requests()
+        .iter()
+        .any(|r| r.path.starts_with("/sensors/")));
+    agent
+        .answer(&Question::new(question), &acme_staff(), None)
+        .await
+        .unwrap();
+    assert_eq!(building_reads(), 2, "a memo lives for one answer only");
+}
+
 /// `question` answered for an acme staff member over the sim, the model scripted by `replies`;
 /// the answer, the history call it made, and the requests the model was sent.
 async fn history_asked(

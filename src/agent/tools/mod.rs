@@ -132,6 +132,9 @@ pub struct ToolContext<'a> {
     pub claims: Option<&'a str>,
     /// The request's `top_k` for `search_docs`; `None` = the configured `TOP_K_FINAL`.
     pub top_k: Option<usize>,
+    /// The buildings this answer has read, so that its tools read each once; `None` (a tool
+    /// run on its own): every read goes to the twin service.
+    pub reads: Option<&'a live::BuildingReads>,
 }
 
 impl<'a> ToolContext<'a> {
@@ -140,6 +143,7 @@ impl<'a> ToolContext<'a> {
             user: &caller.user,
             claims: caller.forwarded_claims.as_deref(),
             top_k: None,
+            reads: None,
         }
     }
 }

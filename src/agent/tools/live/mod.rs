@@ -10,10 +10,12 @@
 
 mod buildings;
 mod history;
+mod reads;
 mod sensors;
 
 pub use buildings::{GetBuilding, GetOccupancy, GetRoom, ListBuildings};
 pub use history::{summarise, GetSensorHistory, HistorySummary, MAX_WINDOW_DAYS};
+pub use reads::BuildingReads;
 pub use sensors::{GetLatestSensorData, ListSensors};
 
 use super::{ToolContext, ToolError, ToolErrorKind};
@@ -43,17 +45,36 @@ impl LiveData {
         building_id: &str,
     ) -> Result<Reached<'a>, ToolError> {
         let claims = self.claims_of(context, building_id)?;
+        let building = match context.reads.and_then(|reads| reads.get(building_id)) {
+            Some(read_before) => read_before,
+            None => self.read_building(context, claims, building_id).await?,
+        };
+        if !self.authz.can_access_domain(context.user, &building.domain) {
+            return Err(not_found(building_id));
+        }
+        Ok(Reached { building, claims })
+    }
+
+    /// The building from the twin service as `claims` sees it, kept for the rest of the
+    /// answer when it is the one asked for.
+    async fn read_building(
+        &self,
+        context: ToolContext<'_>,
+        claims: &str,
+        building_id: &str,
+    ) -> Result<Building, ToolError> {
         let building = match self.twin.building(claims, building_id).await {
             Ok(building) => building,
             Err(DownstreamError::NotFound(_)) => return Err(not_found(building_id)),
             Err(other) => return Err(unavailable(other)),
         };
-        if building.id != building_id
-            || !self.authz.can_access_domain(context.user, &building.domain)
-        {
+        if building.id != building_id {
             return Err(not_found(building_id));
         }
-        Ok(Reached { building, claims })
+        if let Some(reads) = context.reads {
+            reads.keep(&building);
+        }
+        Ok(building)
     }
 
     /// As [`LiveData::building`], and when `room_id` is given, that room must be one of the
