@@ -501,6 +501,16 @@ async fn the_loop_hands_a_downstream_failure_back_to_the_model() {
     assert!(!content.contains("invoice"), "{content}");
 }
 
+/// A question naming one room and one sensor type, and the calls the library plans for it.
+const BOARD_ROOM_CO2: &str =
+    "What is the CO2 level in the Board Room of Acme Headquarters right now?";
+const PLANNED_FOR_BOARD_ROOM_CO2: [&str; 3] =
+    ["list_buildings", "get_building", "get_latest_sensor_data"];
+
+fn tool_names(response: &crowdvision_agent::contract::AskResponse) -> Vec<&str> {
+    response.trace.iter().map(|t| t.tool.as_str()).collect()
+}
+
 #[tokio::test]
 async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model_call() {
     let w = world().await;
@@ -513,16 +523,12 @@ async fn places_named_by_name_are_looked_up_as_the_caller_before_the_first_model
         ..
     } = w;
     let agent = agent_over(registry, &provider);
-    let question = "What is the CO2 level in the Board Room of Acme Headquarters right now?";
+    let question = BOARD_ROOM_CO2;
     let response = agent
         .answer(&Question::new(question), &acme_staff(), None)
         .await
         .unwrap();
-    let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
-    assert_eq!(
-        tools,
-        ["list_buildings", "get_building", "get_latest_sensor_data"]
-    );
+    assert_eq!(tool_names(&response), PLANNED_FOR_BOARD_ROOM_CO2);
     assert_eq!(
         response.trace[1].arguments,
         json!({"building_id": "acme-hq"})
@@ -563,7 +569,7 @@ async fn one_answer_reads_a_building_once_and_the_next_answer_reads_it_again() {
     ])
     .await;
     let agent = agent_over(registry, &provider);
-    let question = "What is the CO2 level in the Board Room of Acme Headquarters right now?";
+    let question = BOARD_ROOM_CO2;
     let building_reads = || {
         sim.requests()
             .iter()
@@ -575,11 +581,7 @@ async fn one_answer_reads_a_building_once_and_the_next_answer_reads_it_again() {
         .await
         .unwrap();
     // `get_building` read it; the sensor tool's own check of the same building did not.
-    let tools: Vec<&str> = response.trace.iter().map(|t| t.tool.as_str()).collect();
-    assert_eq!(
-        tools,
-        ["list_buildings", "get_building", "get_latest_sensor_data"]
-    );
+    assert_eq!(tool_names(&response), PLANNED_FOR_BOARD_ROOM_CO2);
     assert!(response.trace.iter().all(|t| t.ok), "{:?}", response.trace);
     assert_eq!(building_reads(), 1);
     assert!(sim
