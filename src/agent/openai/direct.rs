@@ -5,7 +5,7 @@
 //! same error mapping.
 
 use super::retry::RetryingHttp;
-use super::wire::{WireRequest, WireResponse};
+use super::wire::WireResponse;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use bytes::Bytes;
@@ -48,11 +48,9 @@ impl Endpoint {
 pub(super) async fn complete(
     http: &RetryingHttp,
     endpoint: &Arc<Endpoint>,
-    body: &WireRequest<'_>,
+    body: Vec<u8>,
 ) -> Result<WireResponse, OpenAIError> {
-    let body = Bytes::from(serde_json::to_vec(body).map_err(|error| {
-        OpenAIError::InvalidArgument(format!("the request did not serialize: {error}"))
-    })?);
+    let body = Bytes::from(body);
     let endpoint = endpoint.clone();
     let factory = HttpRequestFactory::new(move || {
         let request = endpoint.request(body.clone());

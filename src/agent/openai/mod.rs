@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use std::time::Duration;
 
+mod body;
 mod direct;
 mod retry;
 mod stream;
@@ -89,12 +90,15 @@ impl OpenAiChat {
         }
     }
 
-    async fn complete(&self, body: WireRequest<'_>) -> Result<ChatTurn, LlmError> {
+    async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatTurn, LlmError> {
         let endpoint = self
             .endpoint
             .as_ref()
             .map_err(|e| LlmError::Transport(e.clone()))?;
-        let response: WireResponse = direct::complete(&self.http, endpoint, &body)
+        let body = body::one_response(request).map_err(|error| {
+            LlmError::Malformed(format!("the request did not serialize: {error}"))
+        })?;
+        let response: WireResponse = direct::complete(&self.http, endpoint, body)
             .await
             .map_err(|e| self.error(e))?;
         response.into_turn()
@@ -160,7 +164,7 @@ impl ChatModel for OpenAiChat {
         let call = async {
             match tokens {
                 Some(sink) => self.stream_retrying_cut_offs(&request, sink).await,
-                None => self.complete(WireRequest::new(&request, false)).await,
+                None => self.complete(&request).await,
             }
         };
         tokio::time::timeout(self.deadline, call)

@@ -3,7 +3,7 @@
 //! required is checked in code, so a missing field is a clear error, not a serde message.
 
 use crate::agent::llm::{
-    ChatRequest, ChatTurn, FinishReason, LlmError, Message, Role, ToolCall, ToolChoice,
+    ChatRequest, ChatTurn, FinishReason, LlmError, Message, ResponseSchema, Role, ToolCall,
 };
 use crate::contract::Usage;
 use serde::{Deserialize, Serialize};
@@ -92,20 +92,21 @@ impl<'a> WireRequest<'a> {
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
-            tool_choice: match request.tool_choice {
-                _ if request.tools.is_empty() => None,
-                ToolChoice::Auto => None,
-                ToolChoice::Required => Some("required"),
-                ToolChoice::None => Some("none"),
+            tool_choice: super::body::tool_choice(request),
+            response_format: request.response_schema.map(WireResponseFormat::of),
+        }
+    }
+}
+
+impl<'a> WireResponseFormat<'a> {
+    pub(super) fn of(format: ResponseSchema<'a>) -> WireResponseFormat<'a> {
+        WireResponseFormat {
+            r#type: "json_schema",
+            json_schema: WireJsonSchema {
+                name: format.name,
+                strict: true,
+                schema: format.schema,
             },
-            response_format: request.response_schema.map(|format| WireResponseFormat {
-                r#type: "json_schema",
-                json_schema: WireJsonSchema {
-                    name: format.name,
-                    strict: true,
-                    schema: format.schema,
-                },
-            }),
         }
     }
 }
