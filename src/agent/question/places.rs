@@ -11,7 +11,7 @@
 //! looks the same, and the answer is "I don't know" without asking the model.
 
 use super::routing::PLACE_WORDS;
-use super::words::{contains_phrase, words};
+use super::words::{joined_words, words, PhraseSet};
 use serde_json::Value;
 
 /// A building the caller may see.
@@ -419,11 +419,11 @@ pub fn may_ask_about_a_named_place(question: &str) -> bool {
     if !may_name_a_place(question) {
         return false;
     }
-    let text = words(question).join(" ");
-    PLACE_PROPERTY_PHRASES
-        .iter()
-        .any(|p| contains_phrase(&text, p))
+    PLACE_PROPERTY.any_in(&joined_words(question))
 }
+
+static PLACE_PROPERTY: std::sync::LazyLock<PhraseSet> =
+    std::sync::LazyLock::new(|| PhraseSet::new(PLACE_PROPERTY_PHRASES));
 
 /// Whether `question` may name a place in words: a capitalised word past its first that is
 /// neither a question word nor a code like "CO2" ("How many people are in the Lobby?").
@@ -575,6 +575,27 @@ fn contains_words(words: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::question::words::contains_phrase;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
+
+        #[test]
+        fn property_phrases_in_one_pass_are_found_as_one_at_a_time(
+            pieces in proptest::collection::vec(prop_oneof![
+                proptest::sample::select(PLACE_PROPERTY_PHRASES).prop_map(String::from),
+                proptest::sample::select(&["Board", "Room", "the", "of", "?", "How", "Acme", "capacities", "floor"][..]).prop_map(String::from),
+                "[a-zA-Z -]{0,8}",
+            ], 0..7),
+        ) {
+            let question = format!("What {}", pieces.join(" "));
+            let text = words(&question).join(" ");
+            let one_at_a_time = may_name_a_place(&question)
+                && PLACE_PROPERTY_PHRASES.iter().any(|p| contains_phrase(&text, p));
+            prop_assert_eq!(may_ask_about_a_named_place(&question), one_at_a_time);
+        }
+    }
 
     #[test]
     fn a_property_of_a_place_named_in_words_is_looked_up_first() {

@@ -11,7 +11,8 @@
 //! loses nothing, since every tool is offered again after the first hop.
 
 use super::window::{asked_window, AskedWindow};
-use super::words::{contains_phrase, words};
+use super::words::{joined_words, PhraseSet};
+use std::sync::LazyLock;
 
 /// Where a question goes first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,19 +147,18 @@ const LIVE_PHRASES: &[&str] = &[
 ];
 
 pub fn route(question: &str) -> Route {
-    let words = words(question);
-    let text = words.join(" ");
+    let text = joined_words(question);
     if let Some(kind) = greeting(&text) {
         return Route::Greeting(kind);
     }
-    if names_a_place(&words)
-        || LIVE_PHRASES.iter().any(|p| contains_phrase(&text, p))
-        || ends_with_now(&words)
-    {
+    if names_a_place(&text) || LIVE.any_in(&text) || ends_with_now(&text) {
         return Route::Live;
     }
     Route::Documentation
 }
+
+static LIVE: LazyLock<PhraseSet> = LazyLock::new(|| PhraseSet::new(LIVE_PHRASES));
+static HISTORY: LazyLock<PhraseSet> = LazyLock::new(|| PhraseSet::new(HISTORY_PHRASES));
 
 /// Phrases asking how values went over a past window, rather than for the current value.
 const HISTORY_PHRASES: &[&str] = &[
@@ -199,16 +199,16 @@ const HISTORY_PHRASES: &[&str] = &[
 /// average): its first hop offers the history tool alone, since a small model offered every
 /// live tool answers "the highest of the last day" with the current reading.
 pub fn asks_for_history(question: &str) -> bool {
-    let text = words(question).join(" ");
-    HISTORY_PHRASES.iter().any(|p| contains_phrase(&text, p))
+    HISTORY.any_in(&joined_words(question))
         || matches!(asked_window(question), AskedWindow::Last(_))
 }
 
 /// "… what is the level now?": a question ending on "now" asks for the current value ("Now,
 /// what does …" at the start does not).
-fn ends_with_now(words: &[String]) -> bool {
+/// `text`: the question's words joined by single spaces.
+fn ends_with_now(text: &str) -> bool {
     matches!(
-        words.last().map(String::as_str),
+        text.rsplit(' ').next(),
         Some("now" | "jetzt" | "maintenant" | "ahora")
     )
 }
@@ -247,17 +247,86 @@ fn greeting(text: &str) -> Option<GreetingKind> {
 }
 
 /// A place word followed by an id with a hyphen (`building acme-hq`, `room lab-104`).
-fn names_a_place(words: &[String]) -> bool {
-    words.windows(2).any(|pair| {
-        PLACE_WORDS.contains(&pair[0].as_str())
-            && pair[1].contains('-')
-            && pair[1].chars().any(|c| c.is_ascii_alphanumeric())
-    })
+/// `text`: the question's words joined by single spaces.
+fn names_a_place(text: &str) -> bool {
+    if !text.contains('-') {
+        return false; // no id in the question
+    }
+    let mut words = text.split(' ').peekable();
+    while let Some(word) = words.next() {
+        let next = words.peek().copied().unwrap_or_default();
+        if PLACE_WORDS.contains(&word)
+            && next.contains('-')
+            && next.chars().any(|c| c.is_ascii_alphanumeric())
+        {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::question::words::{contains_phrase, words};
+    use proptest::prelude::*;
+
+    /// Routing as first written: one search per phrase over the words joined.
+    fn route_one_phrase_at_a_time(question: &str) -> Route {
+        let words = words(question);
+        let text = words.join(" ");
+        if let Some(kind) = greeting(&text) {
+            return Route::Greeting(kind);
+        }
+        let names_a_place = words.windows(2).any(|pair| {
+            PLACE_WORDS.contains(&pair[0].as_str())
+                && pair[1].contains('-')
+                && pair[1].chars().any(|c| c.is_ascii_alphanumeric())
+        });
+        let ends_with_now = matches!(
+            words.last().map(String::as_str),
+            Some("now" | "jetzt" | "maintenant" | "ahora")
+        );
+        if names_a_place || LIVE_PHRASES.iter().any(|p| contains_phrase(&text, p)) || ends_with_now
+        {
+            return Route::Live;
+        }
+        Route::Documentation
+    }
+
+    /// Questions made of the rules' own words, punctuation and ids.
+    fn question() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            proptest::sample::select(LIVE_PHRASES).prop_map(String::from),
+            proptest::sample::select(HISTORY_PHRASES).prop_map(String::from),
+            proptest::sample::select(PLACE_WORDS).prop_map(String::from),
+            proptest::sample::select(HELLO).prop_map(String::from),
+            proptest::sample::select(
+                &[
+                    "now", "Jetzt", "hq-101", "-", "?", "!", ",", "the", "CO2", "Lobby", "right",
+                    "last"
+                ][..]
+            )
+            .prop_map(String::from),
+            "[a-zA-Zé -]{0,8}",
+        ];
+        proptest::collection::vec(piece, 0..7).prop_map(|pieces| pieces.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
+
+        #[test]
+        fn routing_in_one_pass_routes_as_one_phrase_at_a_time(question in question()) {
+            prop_assert_eq!(route(&question), route_one_phrase_at_a_time(&question));
+            let text = words(&question).join(" ");
+            prop_assert_eq!(
+                asks_for_history(&question),
+                HISTORY_PHRASES.iter().any(|p| contains_phrase(&text, p))
+                    || matches!(asked_window(&question), AskedWindow::Last(_))
+            );
+        }
+    }
 
     #[test]
     fn greetings_thanks_and_capabilities_are_answered_by_rule() {

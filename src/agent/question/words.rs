@@ -11,6 +11,24 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`words`] joined by single spaces (the text [`contains_phrase`] and [`PhraseSet`] read),
+/// written into one string instead of one per word.
+pub fn joined_words(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let mut joined = String::with_capacity(lower.len());
+    let pieces = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| !w.is_empty());
+    for word in pieces {
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(word);
+    }
+    joined
+}
+
 /// Whether `phrase` is in `text` (words joined by single spaces) as whole words.
 pub fn contains_phrase(text: &str, phrase: &str) -> bool {
     // `contains` first: most phrases are not there, and it is far cheaper than setting up
@@ -22,4 +40,75 @@ pub fn contains_phrase(text: &str, phrase: &str) -> bool {
             let ends_a_word = end == text.len() || text.as_bytes()[end] == b' ';
             starts_a_word && ends_a_word
         })
+}
+
+/// A fixed list of phrases looked for in one pass over a text (words joined by single spaces):
+/// the same answer as [`contains_phrase`] for each phrase in turn, without one search per
+/// phrase (routing looked for 36 phrases one by one in every question).
+pub struct PhraseSet(aho_corasick::AhoCorasick);
+
+impl PhraseSet {
+    pub fn new(phrases: &[&str]) -> PhraseSet {
+        PhraseSet(aho_corasick::AhoCorasick::new(phrases).expect("a short list of phrases"))
+    }
+
+    /// Whether any of the phrases is in `text` as whole words.
+    pub fn any_in(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        self.0.find_overlapping_iter(text).any(|found| {
+            let starts_a_word = found.start() == 0 || bytes[found.start() - 1] == b' ';
+            let ends_a_word = found.end() == bytes.len() || bytes[found.end()] == b' ';
+            starts_a_word && ends_a_word
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PHRASES: &[&str] = &[
+        "right now",
+        "now",
+        "in the last",
+        "last",
+        "höchste",
+        "a b",
+        "b",
+    ];
+
+    /// Texts made of the phrases' own words, so that whole-word and part-word matches occur.
+    fn text() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            Just("right"),
+            Just("now"),
+            Just("nowhere"),
+            Just("in"),
+            Just("the"),
+            Just("last"),
+            Just("lastly"),
+            Just("höchste"),
+            Just("a"),
+            Just("b"),
+            Just("ab"),
+        ];
+        proptest::collection::vec(word, 0..8).prop_map(|words| words.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
+
+        #[test]
+        fn joined_words_are_the_words_joined(text in ".{0,60}") {
+            prop_assert_eq!(joined_words(&text), words(&text).join(" "));
+        }
+
+        #[test]
+        fn a_phrase_set_finds_what_the_phrases_one_by_one_find(text in text(), take in 1..=PHRASES.len()) {
+            let phrases = &PHRASES[PHRASES.len() - take..];
+            let one_by_one = phrases.iter().any(|p| contains_phrase(&text, p));
+            prop_assert_eq!(PhraseSet::new(phrases).any_in(&text), one_by_one);
+        }
+    }
 }
