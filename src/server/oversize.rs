@@ -20,7 +20,8 @@ pub const DRAIN_CAP: u64 = 16 * 1024 * 1024;
 /// How long a refused body is read at most.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
 
-/// Middleware: see the module's comment. `limit` is the body limit in bytes.
+/// Part of the request-counting middleware (`server::routes`): see the module's comment.
+/// `limit` is the body limit in bytes.
 pub async fn drain_oversized(limit: usize, request: Request, next: Next) -> Response {
     let declared = declared_length(&request);
     if declared.is_none_or(|length| length <= limit as u64) {

@@ -40,10 +40,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(super::resource::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
+        // One middleware for both: each `from_fn` layer costs a boxed service and future per
+        // request.
         .layer(axum::middleware::from_fn(move |request, next| {
-            super::oversize::drain_oversized(body_limit, request, next)
+            count_request(body_limit, request, next)
         }))
-        .layer(axum::middleware::from_fn(count_request))
         .with_state(state);
     let router = match cors {
         Some(cors) => router.layer(cors),
@@ -256,7 +257,13 @@ async fn embedder_not_ready(state: &AppState) -> Option<ApiError> {
 }
 
 /// Requests by route and status, and their latency (for a stream: until its headers).
-async fn count_request(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// Counts the request in the HTTP metrics, by route, around the rest of its handling, where a
+/// body declared larger than `body_limit` is drained for its sender's sake first.
+async fn count_request(
+    body_limit: usize,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let route = match request
         .extensions()
         .get::<axum::extract::MatchedPath>()
@@ -284,7 +291,7 @@ async fn count_request(request: axum::extract::Request, next: axum::middleware::
         _ => "other",
     };
     let started = std::time::Instant::now();
-    let response = next.run(request).await;
+    let response = super::oversize::drain_oversized(body_limit, request, next).await;
     metrics::http_request(route, response.status().as_u16(), started.elapsed());
     response
 }
