@@ -149,9 +149,9 @@ pub(super) fn write_str(out: &mut Vec<u8>, text: &str) {
             }
         }
     }
-    for at in tail_start..bytes.len() {
-        if needs_escape(bytes[at]) {
-            escape_at(at, out);
+    for (offset, byte) in bytes[tail_start..].iter().enumerate() {
+        if needs_escape(*byte) {
+            escape_at(tail_start + offset, out);
         }
     }
     out.extend_from_slice(&bytes[copied_to..]);
