@@ -6,8 +6,8 @@
 
 #[cfg(test)]
 use super::wire::WireRequest;
-use super::wire::WireResponseFormat;
-use crate::agent::llm::{ChatRequest, Message, Role, ToolChoice};
+use super::wire::{tool_choice, WireResponseFormat};
+use crate::agent::llm::{ChatRequest, Message, Role};
 
 /// The body of a one-response (`stream: false`) chat-completions call for `request`.
 pub(super) fn one_response(request: &ChatRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
@@ -52,16 +52,6 @@ pub(super) fn one_response(request: &ChatRequest<'_>) -> Result<Vec<u8>, serde_j
     }
     out.push(b'}');
     Ok(out)
-}
-
-/// What `tool_choice` says, when it says anything.
-pub(super) fn tool_choice(request: &ChatRequest<'_>) -> Option<&'static str> {
-    match request.tool_choice {
-        _ if request.tools.is_empty() => None,
-        ToolChoice::Auto => None,
-        ToolChoice::Required => Some("required"),
-        ToolChoice::None => Some("none"),
-    }
 }
 
 fn estimated_len(request: &ChatRequest<'_>) -> usize {
@@ -198,7 +188,7 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::llm::ToolCall;
+    use crate::agent::llm::{ToolCall, ToolChoice};
     use crate::agent::tools::registry::ToolSchema;
     use proptest::prelude::*;
 

@@ -4,6 +4,7 @@
 
 use crate::agent::llm::{
     ChatRequest, ChatTurn, FinishReason, LlmError, Message, ResponseSchema, Role, ToolCall,
+    ToolChoice,
 };
 use crate::contract::Usage;
 use serde::{Deserialize, Serialize};
@@ -92,9 +93,19 @@ impl<'a> WireRequest<'a> {
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
-            tool_choice: super::body::tool_choice(request),
+            tool_choice: tool_choice(request),
             response_format: request.response_schema.map(WireResponseFormat::of),
         }
+    }
+}
+
+/// What `tool_choice` says, when it says anything.
+pub(super) fn tool_choice(request: &ChatRequest<'_>) -> Option<&'static str> {
+    match request.tool_choice {
+        _ if request.tools.is_empty() => None,
+        ToolChoice::Auto => None,
+        ToolChoice::Required => Some("required"),
+        ToolChoice::None => Some("none"),
     }
 }
 
