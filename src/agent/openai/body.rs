@@ -14,25 +14,15 @@ pub(super) fn one_response(request: &ChatRequest<'_>) -> Result<Vec<u8>, serde_j
     let mut out = Vec::with_capacity(estimated_len(request));
     out.extend_from_slice(b"{\"model\":");
     write_str(&mut out, request.model);
-    out.extend_from_slice(b",\"messages\":[");
-    for (index, message) in request.messages.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        write_message(&mut out, message);
-    }
-    out.push(b']');
+    out.extend_from_slice(b",\"messages\":");
+    write_list(&mut out, request.messages, write_message);
     if !request.tools.is_empty() {
-        out.extend_from_slice(b",\"tools\":[");
-        for (index, tool) in request.tools.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
+        out.extend_from_slice(b",\"tools\":");
+        write_list(&mut out, request.tools, |out, tool| {
             out.extend_from_slice(b"{\"type\":\"function\",\"function\":");
             out.extend_from_slice(tool.definition_json.get().as_bytes());
             out.push(b'}');
-        }
-        out.push(b']');
+        });
     }
     // Numbers and the rare structured schema go through serde, which formats them as it always
     // has (the shortest float that reads back).
@@ -84,11 +74,8 @@ fn write_message(out: &mut Vec<u8>, message: &Message) {
         None => out.extend_from_slice(b"null"),
     }
     if !message.tool_calls.is_empty() {
-        out.extend_from_slice(b",\"tool_calls\":[");
-        for (index, call) in message.tool_calls.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
+        out.extend_from_slice(b",\"tool_calls\":");
+        write_list(out, &message.tool_calls, |out, call| {
             out.extend_from_slice(b"{\"id\":");
             write_str(out, &call.id);
             out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
@@ -96,14 +83,25 @@ fn write_message(out: &mut Vec<u8>, message: &Message) {
             out.extend_from_slice(b",\"arguments\":");
             write_str(out, &call.arguments);
             out.extend_from_slice(b"}}");
-        }
-        out.push(b']');
+        });
     }
     if let Some(id) = &message.tool_call_id {
         out.extend_from_slice(b",\"tool_call_id\":");
         write_str(out, id);
     }
     out.push(b'}');
+}
+
+/// `items` as a JSON array, each written by `write_item`.
+fn write_list<T>(out: &mut Vec<u8>, items: &[T], write_item: impl Fn(&mut Vec<u8>, &T)) {
+    out.push(b'[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_item(out, item);
+    }
+    out.push(b']');
 }
 
 fn role_name(role: Role) -> &'static str {

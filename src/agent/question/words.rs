@@ -3,12 +3,15 @@
 
 /// Lowercase words; hyphens stay inside ids (`hq-101`), other punctuation separates.
 pub fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
+    pieces(&text.to_lowercase()).map(str::to_string).collect()
+}
+
+/// The words of an already lowercased text.
+fn pieces(lower: &str) -> impl Iterator<Item = &str> {
+    lower
         .split(|c: char| !(c.is_alphanumeric() || c == '-'))
         .map(|w| w.trim_matches('-'))
         .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// [`words`] joined by single spaces (the text [`contains_phrase`] and [`PhraseSet`] read),
@@ -16,11 +19,7 @@ pub fn words(text: &str) -> Vec<String> {
 pub fn joined_words(text: &str) -> String {
     let lower = text.to_lowercase();
     let mut joined = String::with_capacity(lower.len());
-    let pieces = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .map(|w| w.trim_matches('-'))
-        .filter(|w| !w.is_empty());
-    for word in pieces {
+    for word in pieces(&lower) {
         if !joined.is_empty() {
             joined.push(' ');
         }
@@ -34,12 +33,18 @@ pub fn contains_phrase(text: &str, phrase: &str) -> bool {
     // `contains` first: most phrases are not there, and it is far cheaper than setting up
     // the searcher `match_indices` needs.
     text.contains(phrase)
-        && text.match_indices(phrase).any(|(at, _)| {
-            let starts_a_word = at == 0 || text.as_bytes()[at - 1] == b' ';
-            let end = at + phrase.len();
-            let ends_a_word = end == text.len() || text.as_bytes()[end] == b' ';
-            starts_a_word && ends_a_word
-        })
+        && text
+            .match_indices(phrase)
+            .any(|(at, _)| is_whole_words(text, at, at + phrase.len()))
+}
+
+/// Whether `text[start..end]` begins and ends at word boundaries of `text` (words joined by
+/// single spaces).
+fn is_whole_words(text: &str, start: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    let starts_a_word = start == 0 || bytes[start - 1] == b' ';
+    let ends_a_word = end == bytes.len() || bytes[end] == b' ';
+    starts_a_word && ends_a_word
 }
 
 /// A fixed list of phrases looked for in one pass over a text (words joined by single spaces):
@@ -54,12 +59,9 @@ impl PhraseSet {
 
     /// Whether any of the phrases is in `text` as whole words.
     pub fn any_in(&self, text: &str) -> bool {
-        let bytes = text.as_bytes();
-        self.0.find_overlapping_iter(text).any(|found| {
-            let starts_a_word = found.start() == 0 || bytes[found.start() - 1] == b' ';
-            let ends_a_word = found.end() == bytes.len() || bytes[found.end()] == b' ';
-            starts_a_word && ends_a_word
-        })
+        self.0
+            .find_overlapping_iter(text)
+            .any(|found| is_whole_words(text, found.start(), found.end()))
     }
 }
 
