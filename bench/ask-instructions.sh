@@ -4,7 +4,8 @@
 # for SHORT then LONG seconds; the difference of the two profiles over the difference in
 # answers cancels start-up. Prints the whole process and the TOP inclusive frames per answer
 # (the table of BENCHMARKS.md's "Instructions per served answer"). Slow: about two minutes.
-# usage: [SHORT=8] [LONG=20] [TOP=40] bench/ask-instructions.sh serve|bare
+# KEEP=DIR keeps both profiles there (short.cg, long.cg) for callgrind_annotate.
+# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] bench/ask-instructions.sh serve|bare
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -44,6 +45,7 @@ profile() {
   kill -INT "$pid"; sleep 3; kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 }
 short=$(profile "${SHORT:-8}" "$work/short.cg"); long=$(profile "${LONG:-20}" "$work/long.cg")
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$work/short.cg" "$work/long.cg" "$KEEP/"; fi
 python3 - "$work/short.cg" "$work/long.cg" "$short" "$long" "${TOP:-40}" <<'PY'
 import re, subprocess, sys
 def frames(path):

@@ -21,7 +21,7 @@
 //! - [`eval`]: golden-dataset evaluation (datasets, assertions, judge, runner, reports).
 //! - [`history`]: the local log of `ask` and `chat` answers.
 //! - [`observe`]: spans (OTLP, Langfuse), the payload gate, metrics, log format.
-//! - [`sim`]: the simulator of both downstream services; [`http`], [`text`], [`clock`]: shared
+//! - [`sim`]: the simulator of both downstream services; [`http`], [`text`], [`clock`], [`json_out`]: shared
 //!   helpers.
 //!
 //! The command-line surface lives in the binary (`src/main.rs`, `src/cli/`): it is the only
@@ -40,6 +40,7 @@ pub mod downstream;
 pub mod eval;
 pub mod history;
 pub mod http;
+pub mod json_out;
 pub mod mcp;
 pub mod observe;
 pub mod quota;

@@ -286,17 +286,3 @@ pub struct KeptTurn {
     pub conversation_id: String,
     pub turn_id: i64,
 }
-
-/// The response object with, when it was kept, `conversation_id` and `turn_id` beside its
-/// fields; written straight to the body, without a JSON tree in between.
-#[derive(serde::Serialize)]
-pub struct WithKept<'a> {
-    #[serde(flatten)]
-    response: &'a AskResponse,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    kept: Option<&'a KeptTurn>,
-}
-
-pub fn with_kept<'a>(response: &'a AskResponse, kept: Option<&'a KeptTurn>) -> WithKept<'a> {
-    WithKept { response, kept }
-}

@@ -10,6 +10,7 @@
 //! are `{"error": {"code", "message"}}` and never carry internals.
 
 mod admission;
+mod answer_json;
 mod answering;
 mod caller;
 pub mod compat;

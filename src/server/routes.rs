@@ -1,5 +1,6 @@
 //! The routes and their handlers.
 
+use super::answer_json::answer_body;
 use super::answering::{self, Streamed};
 use super::caller::{caller, CLAIMS_HEADER};
 use super::errors::ApiError;
@@ -377,11 +378,8 @@ async fn ask(
                 Ok::<_, std::convert::Infallible>(match streamed {
                     Streamed::Event(event) => agent_event(&event),
                     Streamed::Done(response, kept) => Event::default().event("done").data(
-                        serde_json::to_string(&super::conversations::with_kept(
-                            &response,
-                            kept.as_ref(),
-                        ))
-                        .expect("an answer serializes"),
+                        String::from_utf8(answer_body(&response, kept.as_ref()))
+                            .expect("the answer's JSON is UTF-8"),
                     ),
                     Streamed::Failed(error) => error_event(&error),
                 })
@@ -392,7 +390,11 @@ async fn ask(
     }
     let (response, kept) =
         answering::answer_once(&state, &question, &caller, held, keeping).await?;
-    Ok(Json(super::conversations::with_kept(&response, kept.as_ref())).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        answer_body(&response, kept.as_ref()),
+    )
+        .into_response())
 }
 
 /// The body of `POST /ingest`: inline documents, and/or `roots: true` for the configured
