@@ -71,6 +71,7 @@ fn write_message(out: &mut Vec<u8>, message: &Message) {
     out.extend_from_slice(role_name(message.role).as_bytes());
     out.extend_from_slice(b"\",\"content\":");
     match &message.content {
+        Some(text) if message.role == Role::System => write_system_prompt(out, text),
         Some(text) => write_str(out, text),
         None => out.extend_from_slice(b"null"),
     }
@@ -91,6 +92,43 @@ fn write_message(out: &mut Vec<u8>, message: &Message) {
         write_str(out, id);
     }
     out.push(b'}');
+}
+
+/// How many system prompts each thread keeps escaped.
+const KEPT_SYSTEM_PROMPTS: usize = 4;
+
+/// Kept system prompts, each with its escaped JSON string (empty until written), and the next
+/// slot to replace.
+type EscapedPrompts = ([(String, Vec<u8>); KEPT_SYSTEM_PROMPTS], usize);
+
+thread_local! {
+    /// The system prompts this thread wrote last. A system prompt is the same text call after
+    /// call, and escaping its few kilobytes was most of writing a body (BENCHMARKS.md);
+    /// comparing it with the kept text costs a memcmp.
+    static ESCAPED_SYSTEM_PROMPTS: std::cell::RefCell<EscapedPrompts> =
+        std::cell::RefCell::new((Default::default(), 0));
+}
+
+/// `text` as [`write_str`] writes it, copied from this thread's kept escape when it was
+/// written before.
+fn write_system_prompt(out: &mut Vec<u8>, text: &str) {
+    ESCAPED_SYSTEM_PROMPTS.with_borrow_mut(|(kept, next)| {
+        // An empty slot has no escape yet (a written one holds at least its two quotes).
+        let found = kept
+            .iter()
+            .find(|(plain, escaped)| !escaped.is_empty() && plain == text);
+        if let Some((_, escaped)) = found {
+            out.extend_from_slice(escaped);
+            return;
+        }
+        let (plain, escaped) = &mut kept[*next];
+        *next = (*next + 1) % KEPT_SYSTEM_PROMPTS;
+        plain.clear();
+        plain.push_str(text);
+        escaped.clear();
+        write_str(escaped, text);
+        out.extend_from_slice(escaped);
+    });
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -149,6 +187,19 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(256)))]
+
+        #[test]
+        fn system_prompts_written_again_are_written_as_serde_writes_them(
+            prompts in proptest::collection::vec(text(), 1..7),
+            order in proptest::collection::vec(0..7usize, 1..16),
+        ) {
+            for at in order {
+                let message = Message::system(prompts[at % prompts.len()].clone());
+                let mut written = Vec::new();
+                write_message(&mut written, &message);
+                prop_assert_eq!(written, serde_json::to_vec(&super::super::wire::WireMessage::from(&message)).unwrap());
+            }
+        }
 
         #[test]
         fn the_body_is_the_one_serde_writes(

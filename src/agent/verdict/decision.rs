@@ -117,9 +117,17 @@ impl CodeGate {
 /// Small models write such text when they should call the tool or read its result; no answer
 /// needs any of it.
 pub fn describes_tools<'a>(answer: &str, tool_names: impl IntoIterator<Item = &'a str>) -> bool {
+    // A tool's name and a function of the model's making hold an underscore: most answers
+    // hold none, and are not searched for either.
+    let underscore = answer.contains('_');
+    let names_a_tool = tool_names
+        .into_iter()
+        .any(|name| (underscore || !name.contains('_')) && answer.contains(name));
+    if names_a_tool {
+        return true;
+    }
     let lower = answer.to_lowercase();
-    tool_names.into_iter().any(|name| answer.contains(name))
-        || names_a_function(&lower)
+    (underscore && names_a_function(&lower))
         || lower.contains("\"arguments\"")
         || LOOK_IT_UP.iter().any(|phrase| lower.contains(phrase))
 }
@@ -271,6 +279,39 @@ mod tests {
             "Room get-well-soon is free.",
         ] {
             assert!(!describes_tools(answered, tools), "{answered}");
+        }
+    }
+
+    /// The rule as first written: every tool name searched for in every answer.
+    fn describes_tools_as_written(answer: &str, tool_names: &[&str]) -> bool {
+        let lower = answer.to_lowercase();
+        tool_names.iter().any(|name| answer.contains(name))
+            || names_a_function(&lower)
+            || lower.contains("\"arguments\"")
+            || LOOK_IT_UP.iter().any(|phrase| lower.contains(phrase))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(256)))]
+
+        #[test]
+        fn skipping_answers_without_underscores_changes_no_verdict(
+            pieces in proptest::collection::vec(proptest::prop_oneof![
+                proptest::prelude::Just("get_occupancy".to_string()),
+                proptest::prelude::Just("ask".to_string()),
+                proptest::prelude::Just("_".to_string()),
+                proptest::prelude::Just("\"arguments\"".to_string()),
+                proptest::prelude::Just("You can Search".to_string()),
+                "[a-zA-Z_ ]{0,12}",
+                ".{0,12}",
+            ], 0..8),
+        ) {
+            let answer = pieces.concat();
+            let tools = ["get_occupancy", "search_docs", "ask"];
+            proptest::prop_assert_eq!(
+                describes_tools(&answer, tools),
+                describes_tools_as_written(&answer, &tools)
+            );
         }
     }
 
