@@ -46,6 +46,10 @@ const META_OPENINGS: &[&str] = &[
 /// `answer` without meta sentences and meta openings. An answer that would be left empty is
 /// returned as it was.
 pub fn strip(answer: &str) -> String {
+    if !may_hold_padding(answer) {
+        // Every sentence stays as it is: only the blank lines are tidied.
+        return tidied_or(answer, answer);
+    }
     // An elision mark copied from a prompt's layout ("[...] The rooms are …") says nothing.
     let answer: &str = &if answer.contains("[...]") || answer.contains("[…]") {
         std::borrow::Cow::Owned(answer.replace("[...]", "").replace("[…]", ""))
@@ -65,13 +69,31 @@ pub fn strip(answer: &str) -> String {
                 .collect::<String>()
         })
         .collect();
-    let joined = kept.join("\n");
-    let tidy = collapse_blank_lines(joined.trim());
+    tidied_or(&kept.join("\n"), answer)
+}
+
+/// `text` with its blank lines collapsed, or `answer` when nothing would be left.
+fn tidied_or(text: &str, answer: &str) -> String {
+    let tidy = collapse_blank_lines(text.trim());
     if tidy.trim().is_empty() {
         answer.to_string()
     } else {
         tidy
     }
+}
+
+/// Whether `answer` holds an elision mark, a meta phrase or a meta opening anywhere; when it
+/// holds none, no sentence of it does (lowercasing maps each character on its own, and the
+/// phrases are ASCII), and [`strip`] has nothing to cut. Most answers hold none: one pass
+/// over the answer instead of each sentence lowercased and searched for each phrase.
+fn may_hold_padding(answer: &str) -> bool {
+    static PADDING: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+        std::sync::LazyLock::new(|| {
+            let phrases = META_PHRASES.iter().chain(META_OPENINGS);
+            aho_corasick::AhoCorasick::new(phrases.chain(&["[...]", "[…]"]))
+                .expect("a short list of phrases")
+        });
+    PADDING.is_match(&answer.to_lowercase())
 }
 
 /// The sentences of a line, each with the spaces after it.
@@ -145,6 +167,60 @@ fn collapse_blank_lines(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// [`strip`] as first written: every line split into sentences, each searched.
+    fn strip_sentence_by_sentence(answer: &str) -> String {
+        let answer: &str = &answer.replace("[...]", "").replace("[…]", "");
+        let kept: Vec<String> = answer
+            .split('\n')
+            .map(|line| {
+                if line.trim_start().starts_with("[^") {
+                    return line.to_string();
+                }
+                sentences(line)
+                    .into_iter()
+                    .filter(|sentence| !is_meta_only(sentence))
+                    .map(without_meta_opening)
+                    .collect::<String>()
+            })
+            .collect();
+        tidied_or(&kept.join("\n"), answer)
+    }
+
+    fn answer() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("Based on the documentation, "),
+            Just("According to the PASSAGES, "),
+            Just("The tools"),
+            Just(" show it."),
+            Just("Room hq-101 has 6 people."),
+            Just(" [^a]"),
+            Just("[...]"),
+            Just("[…]"),
+            Just("\n"),
+            Just("\n\n\n"),
+            Just("  "),
+            Just("foot"),
+            Just("note"),
+            Just("KELVIN \u{212A}"),
+            Just("ΣΑΣ."),
+            Just("? "),
+        ];
+        prop_oneof![
+            proptest::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat()),
+            ".{0,40}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
+
+        #[test]
+        fn answers_are_stripped_as_sentence_by_sentence(answer in answer()) {
+            prop_assert_eq!(strip(&answer), strip_sentence_by_sentence(&answer));
+        }
+    }
 
     #[test]
     fn meta_sentences_go_and_the_answer_stays() {
