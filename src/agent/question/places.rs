@@ -11,7 +11,7 @@
 //! looks the same, and the answer is "I don't know" without asking the model.
 
 use super::routing::PLACE_WORDS;
-use super::words::{joined_words, words, PhraseSet};
+use super::words::{words, PhraseSet};
 use serde_json::Value;
 
 /// A building the caller may see.
@@ -414,12 +414,10 @@ const PLACE_PROPERTY_PHRASES: &[&str] = &[
 /// caller's own places named in words ("What is the capacity of the Board Room?", "Which rooms
 /// are on floor 2 of Acme Headquarters?"): such a question is resolved against the caller's
 /// live places before any documentation search, and goes to the documentation only when it
-/// names none of them.
-pub fn may_ask_about_a_named_place(question: &str) -> bool {
-    if !may_name_a_place(question) {
-        return false;
-    }
-    PLACE_PROPERTY.any_in(&joined_words(question))
+/// names none of them. `joined`: the question's words joined
+/// ([`super::words::joined_words`]), which routing reads too.
+pub fn may_ask_about_a_named_place(question: &str, joined: &str) -> bool {
+    may_name_a_place(question) && PLACE_PROPERTY.any_in(joined)
 }
 
 static PLACE_PROPERTY: std::sync::LazyLock<PhraseSet> =
@@ -575,7 +573,7 @@ fn contains_words(words: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::question::words::contains_phrase;
+    use crate::agent::question::words::{contains_phrase, joined_words};
     use proptest::prelude::*;
 
     proptest! {
@@ -593,7 +591,7 @@ mod tests {
             let text = words(&question).join(" ");
             let one_at_a_time = may_name_a_place(&question)
                 && PLACE_PROPERTY_PHRASES.iter().any(|p| contains_phrase(&text, p));
-            prop_assert_eq!(may_ask_about_a_named_place(&question), one_at_a_time);
+            prop_assert_eq!(may_ask_about_a_named_place(&question, &joined_words(&question)), one_at_a_time);
         }
     }
 
@@ -611,7 +609,7 @@ mod tests {
         ];
         for (question, looked_up) in rows {
             assert_eq!(
-                may_ask_about_a_named_place(question),
+                may_ask_about_a_named_place(question, &joined_words(question)),
                 looked_up,
                 "{question}"
             );

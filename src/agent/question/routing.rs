@@ -147,11 +147,16 @@ const LIVE_PHRASES: &[&str] = &[
 ];
 
 pub fn route(question: &str) -> Route {
-    let text = joined_words(question);
-    if let Some(kind) = greeting(&text) {
+    route_words(&joined_words(question))
+}
+
+/// [`route`] of a question's words already joined ([`joined_words`]), for a caller that reads
+/// them for other rules too.
+pub fn route_words(text: &str) -> Route {
+    if let Some(kind) = greeting(text) {
         return Route::Greeting(kind);
     }
-    if names_a_place(&text) || LIVE.any_in(&text) || ends_with_now(&text) {
+    if names_a_place(text) || LIVE.any_in(text) || ends_with_now(text) {
         return Route::Live;
     }
     Route::Documentation

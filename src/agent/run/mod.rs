@@ -49,8 +49,9 @@ use crate::agent::question::followup;
 use crate::agent::question::language;
 use crate::agent::question::places::{may_ask_about_a_named_place, KnownBuilding};
 use crate::agent::question::plan;
-use crate::agent::question::routing::{asks_for_history, route, Route};
+use crate::agent::question::routing::{asks_for_history, route_words, Route};
 use crate::agent::question::scope::{asks_for_writing, parse_topic};
+use crate::agent::question::words::joined_words;
 use crate::agent::tools::live::GetSensorHistory;
 use crate::agent::tools::search_docs::SearchDocs;
 use crate::agent::tools::Tool;
@@ -289,8 +290,13 @@ impl<'a> AnswerRun<'a> {
     ) -> AnswerRun<'a> {
         let text = crate::text::strip_invisible(&question.text).into_owned();
         let inherited = followup::inherit(&text, &question.history);
-        let routed = inherited.as_ref().map_or_else(|| route(&text), |i| i.route);
-        let places_first = routed == Route::Documentation && may_ask_about_a_named_place(&text);
+        // The words joined once, for both rules that read them.
+        let joined = joined_words(&text);
+        let routed = inherited
+            .as_ref()
+            .map_or_else(|| route_words(&joined), |i| i.route);
+        let places_first =
+            routed == Route::Documentation && may_ask_about_a_named_place(&text, &joined);
         AnswerRun {
             asked_in: language::detect(&text),
             route: if places_first { Route::Live } else { routed },
