@@ -1,8 +1,10 @@
 //! The metrics, through the `metrics` facade: each function records one thing. Nothing is kept
 //! until a recorder is installed ([`install_prometheus`], by `serve` for `GET /metrics`).
 
-use metrics::{counter, gauge, histogram};
+use metrics::{counter, gauge, histogram, Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
 use std::time::Duration;
 
 /// Latency buckets in seconds, from a cached search to a slow model call.
@@ -24,6 +26,7 @@ pub fn install_prometheus() -> Result<PrometheusHandle, String> {
         .map_err(|e| e.to_string())?
         .install_recorder()
         .map_err(|e| e.to_string())?;
+    RECORDER_INSTALLED.store(true, Ordering::Release);
     let upkept = handle.clone();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(UPKEEP_EVERY);
@@ -35,10 +38,58 @@ pub fn install_prometheus() -> Result<PrometheusHandle, String> {
     Ok(handle)
 }
 
+// Handles bound once. Registering a metric looks its name and labels up in the recorder's map
+// (hashing them), a few hundred instructions each, three times per model call and twice per
+// request (BENCHMARKS.md); a bound handle records straight into its slot. Handles are bound
+// only once the recorder is installed: one bound before would record nothing, ever.
+
+/// Set by [`install_prometheus`].
+static RECORDER_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Most (route, status) pairs bound; a status past them is registered per request.
+const MAX_BOUND_REQUEST_LABELS: usize = 64;
+
+struct RequestHandles {
+    route: &'static str,
+    status: u16,
+    requests: Counter,
+    duration: Histogram,
+}
+
+static REQUEST_HANDLES: RwLock<Vec<RequestHandles>> = RwLock::new(Vec::new());
+
 pub fn http_request(route: &'static str, status: u16, took: Duration) {
-    counter!("agent_http_requests_total", "route" => route, "status" => status_label(status))
-        .increment(1);
-    histogram!("agent_http_request_duration_seconds", "route" => route).record(took);
+    let record = |handles: &RequestHandles| {
+        handles.requests.increment(1);
+        handles.duration.record(took);
+    };
+    if !RECORDER_INSTALLED.load(Ordering::Acquire) {
+        return record(&request_handles(route, status));
+    }
+    let bound = REQUEST_HANDLES.read().unwrap_or_else(|e| e.into_inner());
+    if let Some(handles) = bound
+        .iter()
+        .find(|h| h.status == status && h.route == route)
+    {
+        return record(handles);
+    }
+    drop(bound);
+    let handles = request_handles(route, status);
+    record(&handles);
+    let mut bound = REQUEST_HANDLES.write().unwrap_or_else(|e| e.into_inner());
+    let known = bound.iter().any(|h| h.status == status && h.route == route);
+    if !known && bound.len() < MAX_BOUND_REQUEST_LABELS {
+        bound.push(handles);
+    }
+}
+
+fn request_handles(route: &'static str, status: u16) -> RequestHandles {
+    RequestHandles {
+        route,
+        status,
+        requests: counter!("agent_http_requests_total", "route" => route, "status" => status_label(status)),
+        duration: histogram!("agent_http_request_duration_seconds", "route" => route),
+    }
 }
 
 /// The statuses this API answers with as static labels (no allocation per request).
@@ -125,13 +176,50 @@ pub fn model_label(model: &str) -> String {
     }
 }
 
+struct ModelCallHandles {
+    /// The model's own name (a known one), which is its label.
+    model: String,
+    duration: Histogram,
+    input_tokens: Counter,
+    output_tokens: Counter,
+}
+
+/// The known models' handles, bound on their first call.
+static MODEL_CALL_HANDLES: RwLock<Vec<ModelCallHandles>> = RwLock::new(Vec::new());
+
 pub fn model_call(model: &str, took: Duration, input_tokens: u64, output_tokens: u64) {
-    let model = model_label(model);
-    histogram!("agent_llm_call_duration_seconds", "model" => model.clone()).record(took);
-    counter!("agent_llm_tokens_total", "model" => model.clone(), "kind" => "input")
-        .increment(input_tokens);
-    counter!("agent_llm_tokens_total", "model" => model, "kind" => "output")
-        .increment(output_tokens);
+    let record = |handles: &ModelCallHandles| {
+        handles.duration.record(took);
+        handles.input_tokens.increment(input_tokens);
+        handles.output_tokens.increment(output_tokens);
+    };
+    if RECORDER_INSTALLED.load(Ordering::Acquire) {
+        let bound = MODEL_CALL_HANDLES.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(handles) = bound.iter().find(|h| h.model == model) {
+            return record(handles);
+        }
+    }
+    let label = model_label(model);
+    let handles = model_call_handles(label.clone());
+    record(&handles);
+    // Unknown names share `other`, registered per call: only configured models are bound.
+    if RECORDER_INSTALLED.load(Ordering::Acquire) && label == model {
+        let mut bound = MODEL_CALL_HANDLES
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if !bound.iter().any(|h| h.model == model) && bound.len() < MAX_KNOWN_MODELS {
+            bound.push(handles);
+        }
+    }
+}
+
+fn model_call_handles(label: String) -> ModelCallHandles {
+    ModelCallHandles {
+        duration: histogram!("agent_llm_call_duration_seconds", "model" => label.clone()),
+        input_tokens: counter!("agent_llm_tokens_total", "model" => label.clone(), "kind" => "input"),
+        output_tokens: counter!("agent_llm_tokens_total", "model" => label.clone(), "kind" => "output"),
+        model: label,
+    }
 }
 
 /// The provider's (or the price table's) cost of an answer, in millionths of a US dollar so
