@@ -131,6 +131,12 @@ pub fn detect(text: &str) -> Option<Language> {
     if scores[best] >= MIN_SCORE && scores[best] - runner_up >= MIN_LEAD {
         return Some(Language::ALL[best]);
     }
+    by_trigrams(text)
+}
+
+/// Whatlang's reading of `text`'s prose, when it holds enough letters and whatlang is sure
+/// enough.
+fn by_trigrams(text: &str) -> Option<Language> {
     let prose = prose(text);
     if prose.chars().filter(|c| c.is_alphabetic()).count() < MIN_LETTERS {
         return None;
@@ -196,21 +202,17 @@ const LETTERS: &[(char, &[Language])] = {
 /// and its letters (each marked letter once).
 fn scores(text: &str) -> [f32; 7] {
     let mut scores = [0.0f32; 7];
-    let count = |word: &str| {
+    let lower = text.to_lowercase();
+    visit_words(&lower, |word| {
         if let Some(shares) = LEXICON.get(word) {
             for (score, share) in scores.iter_mut().zip(shares) {
                 *score += share;
             }
         }
-    };
-    if text.is_ascii() {
-        // Every marked letter is outside ASCII: most text has words only.
-        visit_ascii_words(&text.to_ascii_lowercase(), count);
-        return scores;
-    }
-    let lower = text.to_lowercase();
-    visit_words(&lower, count);
-    for (letter, writers) in LETTERS {
+    });
+    // Every marked letter is outside ASCII: most English text needs no search for them.
+    let marked_letters = if lower.is_ascii() { &[][..] } else { LETTERS };
+    for (letter, writers) in marked_letters {
         if lower.contains(*letter) {
             let share = 1.0 / writers.len() as f32;
             for writer in *writers {
@@ -240,30 +242,6 @@ fn visit_words<'a>(text: &'a str, mut found: impl FnMut(&'a str)) {
                 let quote = word[at..].chars().next().map_or(1, char::len_utf8);
                 visit(&word[..at + 1]);
                 visit(&word[at + quote..]);
-            }
-            _ => visit(word),
-        }
-    }
-}
-
-/// [`visit_words`] of lowercase ASCII text, read byte by byte: the same words, without
-/// decoding characters (for ASCII, a letter or digit is `is_ascii_alphanumeric`, and the only
-/// apostrophe is `'`).
-fn visit_ascii_words<'a>(text: &'a str, mut found: impl FnMut(&'a str)) {
-    let mut visit = |word: &'a str| {
-        if !word.is_empty() {
-            found(word);
-        }
-    };
-    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')) {
-        if word.is_empty() || word.bytes().any(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let word = word.trim_matches('\'');
-        match word.bytes().position(|b| b == b'\'') {
-            Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
-                visit(&word[..at + 1]);
-                visit(&word[at + 1..]);
             }
             _ => visit(word),
         }
@@ -302,49 +280,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Detection as first written: every text lowercased as Unicode and read char by char,
-    /// the seven languages sorted, best first.
+    /// Detection as first written: the seven languages sorted, best first.
     fn detect_as_written(text: &str) -> Option<Language> {
-        let mut scores = [0.0f32; 7];
-        let lower = text.to_lowercase();
-        visit_words(&lower, |word| {
-            if let Some(shares) = LEXICON.get(word) {
-                for (score, share) in scores.iter_mut().zip(shares) {
-                    *score += share;
-                }
-            }
-        });
-        for (letter, writers) in LETTERS {
-            if lower.contains(*letter) {
-                for writer in *writers {
-                    scores[writer.index()] += 1.0 / writers.len() as f32;
-                }
-            }
-        }
-        let mut ranked: Vec<(Language, f32)> = Language::ALL.into_iter().zip(scores).collect();
+        let mut ranked: Vec<(Language, f32)> =
+            Language::ALL.into_iter().zip(scores(text)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         if ranked[0].1 >= MIN_SCORE && ranked[0].1 - ranked[1].1 >= MIN_LEAD {
             return Some(ranked[0].0);
         }
-        let prose = prose(text);
-        if prose.chars().filter(|c| c.is_alphabetic()).count() < MIN_LETTERS {
-            return None;
-        }
-        let info = DETECTOR.detect(&prose)?;
-        (info.confidence() >= MIN_CONFIDENCE)
-            .then(|| Language::of(info.lang()))
-            .flatten()
-    }
-
-    fn words_of(text: &str, ascii: bool) -> Vec<String> {
-        let mut found = Vec::new();
-        let lower = text.to_lowercase();
-        if ascii {
-            visit_ascii_words(&lower, |w| found.push(w.to_string()));
-        } else {
-            visit_words(&lower, |w| found.push(w.to_string()));
-        }
-        found
+        by_trigrams(text)
     }
 
     /// Questions and answers made of the lexicon's words, apostrophes, digits and punctuation.
@@ -379,12 +323,6 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
-
-        #[test]
-        fn ascii_words_are_read_as_any_words_are(text in prop_oneof![sentence(), "[ -~]{0,40}"]) {
-            prop_assume!(text.is_ascii());
-            prop_assert_eq!(words_of(&text, true), words_of(&text, false));
-        }
 
         #[test]
         fn detection_is_what_it_was_as_first_written(text in prop_oneof![sentence(), ".{0,40}", "[ -~]{0,60}"]) {
