@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Instructions per /ask answer, which do not move with the machine as timings do: the server
-# (`serve` on the documentation path, or the `bare` handler) under callgrind, one wrk connection
+# (`serve` on the one-call path or the `bare` handler; `search-first`, serve searching the empty
+# store before its call, or `bare-search`, the same search and call) under callgrind, one wrk connection
 # for SHORT then LONG seconds; the difference of the two profiles over the difference in
 # answers cancels start-up. Prints the whole process and the TOP inclusive frames per answer
 # (the table of BENCHMARKS.md's "Instructions per served answer"). Slow: about two minutes.
 # KEEP=DIR keeps both profiles there (short.cg, long.cg) for callgrind_annotate.
-# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] bench/ask-instructions.sh serve|bare
+# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] bench/ask-instructions.sh serve|bare|search-first|bare-search
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -18,13 +19,18 @@ provider=$(head -n1 "$work/provider.out")
 DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
 settings=(DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench
   ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn
-  MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 SCOPE_CHECK=false SEARCH_FIRST=false)
+  MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 SCOPE_CHECK=false)
+case $target in
+  serve|bare) settings+=(SEARCH_FIRST=false); limit=bare ;;
+  search-first|bare-search) limit=bare-search ;;
+  *) echo "usage: bench/ask-instructions.sh serve|bare|search-first|bare-search" >&2; exit 2 ;;
+esac
 
 # One profiled run of $seconds; prints the answers it made.
 profile() {
   local seconds=$1 out=$2 port url pid
   port=$(port); url="http://127.0.0.1:$port"
-  if [ "$target" = serve ]; then
+  if [ "$target" = serve ] || [ "$target" = search-first ]; then
     env "${settings[@]}" BIND="127.0.0.1:$port" valgrind --tool=callgrind --callgrind-out-file="$out" \
       "$bin" serve > "$work/server.out" 2>&1 & pid=$!
   else
@@ -33,7 +39,8 @@ profile() {
     curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
     curl -fs "$provider/last-request" > "$work/request.json"
     kill "$capture"; wait "$capture" 2>/dev/null || true
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$helper" bare "$provider" "$work/request.json" \
+    env DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local valgrind --tool=callgrind \
+      --callgrind-out-file="$out" "$helper" "$limit" "$provider" "$work/request.json" \
       > "$work/server.out" 2>&1 & pid=$!
     for _ in $(seq 600); do grep -q '^http' "$work/server.out" && break; sleep 0.2; done
     url=$(grep '^http' "$work/server.out" | head -n1)
