@@ -235,18 +235,67 @@ pub fn model_error(model: &str, kind: &'static str) {
     counter!("agent_llm_errors_total", "model" => model_label(model), "kind" => kind).increment(1);
 }
 
+/// Tools' call counters and duration histograms, bound on a known tool's first call.
+static TOOL_HANDLES: RwLock<Vec<(String, (Counter, Histogram))>> = RwLock::new(Vec::new());
+/// Retrieval stages' histograms, bound on each stage's first search.
+static STAGE_HANDLES: RwLock<Vec<(&'static str, Histogram)>> = RwLock::new(Vec::new());
+
+/// The handle `table` holds for the key `is_key` picks, or else `make`'s, bound there under
+/// the key `make` names, if any, once the recorder is installed (at most
+/// [`MAX_BOUND_REQUEST_LABELS`] keys).
+fn bound_handle<K, H: Clone>(
+    table: &RwLock<Vec<(K, H)>>,
+    is_key: impl Fn(&K) -> bool,
+    make: impl FnOnce() -> (Option<K>, H),
+) -> H {
+    if !RECORDER_INSTALLED.load(Ordering::Acquire) {
+        return make().1;
+    }
+    let found = table.read().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, handle)) = found.iter().find(|(key, _)| is_key(key)) {
+        return handle.clone();
+    }
+    drop(found);
+    let (key, handle) = make();
+    let mut table = table.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(key) = key {
+        if table.len() < MAX_BOUND_REQUEST_LABELS && !table.iter().any(|(k, _)| is_key(k)) {
+            table.push((key, handle.clone()));
+        }
+    }
+    handle
+}
+
 pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
-    let tool = tool_label(tool);
-    counter!("agent_tool_calls_total", "tool" => tool.clone()).increment(1);
-    histogram!("agent_tool_duration_seconds", "tool" => tool.clone()).record(took);
+    let (calls, duration) = bound_handle(
+        &TOOL_HANDLES,
+        |name| name == tool,
+        || {
+            let label = tool_label(tool);
+            let calls = counter!("agent_tool_calls_total", "tool" => label.clone());
+            let duration = histogram!("agent_tool_duration_seconds", "tool" => label.clone());
+            // Unknown names share `other`, registered per call: only registered tools are bound.
+            ((label == tool).then_some(label), (calls, duration))
+        },
+    );
+    calls.increment(1);
+    duration.record(took);
     if let Some(kind) = error_kind {
-        counter!("agent_tool_errors_total", "tool" => tool, "kind" => kind.to_string())
+        counter!("agent_tool_errors_total", "tool" => tool_label(tool), "kind" => kind.to_string())
             .increment(1);
     }
 }
 
 pub fn retrieval_stage(stage: &'static str, took: Duration) {
-    histogram!("agent_retrieval_stage_duration_seconds", "stage" => stage).record(took);
+    let histogram = bound_handle(
+        &STAGE_HANDLES,
+        |name| *name == stage,
+        || {
+            let histogram = histogram!("agent_retrieval_stage_duration_seconds", "stage" => stage);
+            (Some(stage), histogram)
+        },
+    );
+    histogram.record(took);
 }
 
 pub fn decision(decision: &'static str) {

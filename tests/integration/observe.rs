@@ -300,6 +300,10 @@ pub(crate) async fn scrape(base: &str) -> HashMap<String, f64> {
             prometheus_parse::Value::Counter(v)
             | prometheus_parse::Value::Gauge(v)
             | prometheus_parse::Value::Untyped(v) => v,
+            // A histogram by its observations: the count of its widest bucket.
+            prometheus_parse::Value::Histogram(buckets) => {
+                buckets.iter().map(|b| b.count).fold(0.0, f64::max)
+            }
             _ => continue,
         };
         let mut labels: Vec<String> = sample
@@ -424,6 +428,18 @@ async fn metrics_count_requests_tokens_tools_decisions_and_shedding() {
         moved(&before, &after, "agent_tool_calls_total{tool=search_docs}"),
         4.0
     );
+    assert_eq!(
+        moved(
+            &before,
+            &after,
+            "agent_tool_duration_seconds{tool=search_docs}"
+        ),
+        4.0
+    );
+    for stage in ["embed", "vector", "keyword", "rerank"] {
+        let key = format!("agent_retrieval_stage_duration_seconds{{stage={stage}}}");
+        assert_eq!(moved(&before, &after, &key), 4.0, "{key}");
+    }
     assert_eq!(after.get("agent_sse_streams_in_flight{}"), Some(&0.0));
 }
 
