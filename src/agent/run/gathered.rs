@@ -182,9 +182,16 @@ pub fn arguments_value(arguments: &str) -> serde_json::Value {
 fn comparable_arguments(arguments: &serde_json::Value) -> serde_json::Value {
     match arguments {
         serde_json::Value::String(text) => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let joined = words.join(" ").to_lowercase();
-            serde_json::Value::String(joined.trim_end_matches(['?', '.', '!']).to_string())
+            let mut joined = String::with_capacity(text.len());
+            for word in text.split_whitespace() {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(word);
+            }
+            let mut lowered = joined.to_lowercase();
+            lowered.truncate(lowered.trim_end_matches(['?', '.', '!']).len());
+            serde_json::Value::String(lowered)
         }
         serde_json::Value::Object(fields) => serde_json::Value::Object(
             fields
@@ -193,5 +200,37 @@ fn comparable_arguments(arguments: &serde_json::Value) -> serde_json::Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::comparable_arguments;
+    use serde_json::{json, Value};
+
+    /// The comparison as first written: the words joined, lowercased, end punctuation dropped.
+    fn joined_then_lowered(text: &str) -> Value {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let joined = words.join(" ").to_lowercase();
+        Value::String(joined.trim_end_matches(['?', '.', '!']).to_string())
+    }
+
+    #[test]
+    fn strings_compare_by_their_lowercased_words_without_end_punctuation() {
+        let asked = json!({"query": "  Fire   EXIT rules?! ", "days": 3});
+        assert_eq!(
+            comparable_arguments(&asked),
+            json!({"query": "fire exit rules", "days": 3})
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_agrees_with_joining_the_words_first(text in "[ \\tAaΣσςİ.?!x\u{3000}]{0,24}") {
+            proptest::prop_assert_eq!(
+                comparable_arguments(&Value::String(text.clone())),
+                joined_then_lowered(&text)
+            );
+        }
     }
 }

@@ -86,11 +86,16 @@ impl AnswerRun<'_> {
         if !(self.settings.search_first && self.toolbox.has(SearchDocs::NAME)) {
             return self.open(None);
         }
-        let query = serde_json::json!({ "query": self.question.text });
-        self.hand_out(
-            Phase::SearchFirst,
-            vec![library_call("search-first", SearchDocs::NAME, query)],
-        )
+        // `{"query": …}` written directly: the text serde_json makes of the same object.
+        let mut arguments = br#"{"query":"#.to_vec();
+        crate::json_out::write_str(&mut arguments, &self.question.text);
+        arguments.push(b'}');
+        let search = ToolCall {
+            id: "search-first".to_string(),
+            name: SearchDocs::NAME.to_string(),
+            arguments: String::from_utf8(arguments).expect("JSON text is UTF-8"),
+        };
+        self.hand_out(Phase::SearchFirst, vec![search])
     }
 
     pub(super) fn searched(&mut self, calls: Vec<ToolCall>, outcomes: Vec<ToolOutcome>) -> Step {

@@ -70,12 +70,13 @@ pub fn as_prompt_text_for(
     question: &str,
     whole: usize,
 ) -> Option<String> {
-    let asked = question_words(question);
+    // The question's words only once a passage is cut to them (none when nothing was found).
+    let asked = std::cell::OnceCell::new();
     write_passages(content, |rank, text| {
         if rank < whole {
             Some(Cow::Borrowed(text))
         } else {
-            matching_paragraphs(text, &asked)
+            matching_paragraphs(text, asked.get_or_init(|| question_words(question)))
         }
     })
 }

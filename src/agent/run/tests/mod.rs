@@ -465,3 +465,22 @@ fn a_misstated_figure_is_asked_again_without_the_draft() {
         assert!(note.contains("From 1000 ppm to 1400 ppm"), "{note}");
     });
 }
+
+#[test]
+fn the_search_first_sends_the_question_as_serde_json_writes_it() {
+    let mut settings = settings();
+    settings.scope_check = false;
+    let toolbox = Toolbox::new(ALL_TOOLS.iter().copied());
+    let asked = "How is \"CO2\" shown\tin the app?\u{1} Ünïcode \\ too";
+    let question = Question::new(asked);
+    let prices = PriceTable::default();
+    let mut run = AnswerRun::new(&question, &settings, &toolbox, "system", "m", &prices);
+    let Step::Tools(batch) = run.start() else {
+        panic!("a documentation question is searched first");
+    };
+    assert_eq!(batch[0].call().name, "search_docs");
+    assert_eq!(
+        batch[0].call().arguments,
+        json!({ "query": asked }).to_string()
+    );
+}
