@@ -50,43 +50,56 @@ static RECORDER_INSTALLED: AtomicBool = AtomicBool::new(false);
 const MAX_BOUND_REQUEST_LABELS: usize = 64;
 
 struct RequestHandles {
-    route: &'static str,
-    status: u16,
     requests: Counter,
     duration: Histogram,
 }
 
-static REQUEST_HANDLES: RwLock<Vec<RequestHandles>> = RwLock::new(Vec::new());
+/// Handles by (route, status).
+static REQUEST_HANDLES: RwLock<Vec<((&'static str, u16), RequestHandles)>> =
+    RwLock::new(Vec::new());
 
 pub fn http_request(route: &'static str, status: u16, took: Duration) {
-    let record = |handles: &RequestHandles| {
-        handles.requests.increment(1);
-        handles.duration.record(took);
-    };
+    with_bound(
+        &REQUEST_HANDLES,
+        MAX_BOUND_REQUEST_LABELS,
+        |key| *key == (route, status),
+        || (Some((route, status)), request_handles(route, status)),
+        |handles| {
+            handles.requests.increment(1);
+            handles.duration.record(took);
+        },
+    );
+}
+
+/// Records with the handle `table` holds for the key `is_key` picks, or else with `make`'s,
+/// which is bound there under the key `make` names, if any, once the recorder is installed
+/// (at most `limit` keys; past them, handles are registered per call).
+fn with_bound<K, H>(
+    table: &RwLock<Vec<(K, H)>>,
+    limit: usize,
+    is_key: impl Fn(&K) -> bool,
+    make: impl FnOnce() -> (Option<K>, H),
+    record: impl FnOnce(&H),
+) {
     if !RECORDER_INSTALLED.load(Ordering::Acquire) {
-        return record(&request_handles(route, status));
+        return record(&make().1);
     }
-    let bound = REQUEST_HANDLES.read().unwrap_or_else(|e| e.into_inner());
-    if let Some(handles) = bound
-        .iter()
-        .find(|h| h.status == status && h.route == route)
-    {
-        return record(handles);
+    let bound = table.read().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, handle)) = bound.iter().find(|(key, _)| is_key(key)) {
+        return record(handle);
     }
     drop(bound);
-    let handles = request_handles(route, status);
-    record(&handles);
-    let mut bound = REQUEST_HANDLES.write().unwrap_or_else(|e| e.into_inner());
-    let known = bound.iter().any(|h| h.status == status && h.route == route);
-    if !known && bound.len() < MAX_BOUND_REQUEST_LABELS {
-        bound.push(handles);
+    let (key, handle) = make();
+    record(&handle);
+    let Some(key) = key else { return };
+    let mut bound = table.write().unwrap_or_else(|e| e.into_inner());
+    if bound.len() < limit && !bound.iter().any(|(k, _)| is_key(k)) {
+        bound.push((key, handle));
     }
 }
 
 fn request_handles(route: &'static str, status: u16) -> RequestHandles {
     RequestHandles {
-        route,
-        status,
         requests: counter!("agent_http_requests_total", "route" => route, "status" => status_label(status)),
         duration: histogram!("agent_http_request_duration_seconds", "route" => route),
     }
@@ -177,48 +190,39 @@ pub fn model_label(model: &str) -> String {
 }
 
 struct ModelCallHandles {
-    /// The model's own name (a known one), which is its label.
-    model: String,
     duration: Histogram,
     input_tokens: Counter,
     output_tokens: Counter,
 }
 
-/// The known models' handles, bound on their first call.
-static MODEL_CALL_HANDLES: RwLock<Vec<ModelCallHandles>> = RwLock::new(Vec::new());
+/// The known models' handles by the model's name (its label), bound on their first call.
+static MODEL_CALL_HANDLES: RwLock<Vec<(String, ModelCallHandles)>> = RwLock::new(Vec::new());
 
 pub fn model_call(model: &str, took: Duration, input_tokens: u64, output_tokens: u64) {
-    let record = |handles: &ModelCallHandles| {
-        handles.duration.record(took);
-        handles.input_tokens.increment(input_tokens);
-        handles.output_tokens.increment(output_tokens);
-    };
-    if RECORDER_INSTALLED.load(Ordering::Acquire) {
-        let bound = MODEL_CALL_HANDLES.read().unwrap_or_else(|e| e.into_inner());
-        if let Some(handles) = bound.iter().find(|h| h.model == model) {
-            return record(handles);
-        }
-    }
-    let label = model_label(model);
-    let handles = model_call_handles(label.clone());
-    record(&handles);
-    // Unknown names share `other`, registered per call: only configured models are bound.
-    if RECORDER_INSTALLED.load(Ordering::Acquire) && label == model {
-        let mut bound = MODEL_CALL_HANDLES
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
-        if !bound.iter().any(|h| h.model == model) && bound.len() < MAX_KNOWN_MODELS {
-            bound.push(handles);
-        }
-    }
+    with_bound(
+        &MODEL_CALL_HANDLES,
+        MAX_KNOWN_MODELS,
+        |name| name == model,
+        || {
+            let label = model_label(model);
+            let handles = model_call_handles(&label);
+            // Unknown names share `other`, registered per call: only configured models are bound.
+            ((label == model).then_some(label), handles)
+        },
+        |handles| {
+            handles.duration.record(took);
+            handles.input_tokens.increment(input_tokens);
+            handles.output_tokens.increment(output_tokens);
+        },
+    );
 }
 
-fn model_call_handles(label: String) -> ModelCallHandles {
+fn model_call_handles(label: &str) -> ModelCallHandles {
+    let label = label.to_string();
     ModelCallHandles {
         duration: histogram!("agent_llm_call_duration_seconds", "model" => label.clone()),
         input_tokens: counter!("agent_llm_tokens_total", "model" => label.clone(), "kind" => "input"),
-        output_tokens: counter!("agent_llm_tokens_total", "model" => label.clone(), "kind" => "output"),
-        model: label,
+        output_tokens: counter!("agent_llm_tokens_total", "model" => label, "kind" => "output"),
     }
 }
 
@@ -240,35 +244,10 @@ static TOOL_HANDLES: RwLock<Vec<(String, (Counter, Histogram))>> = RwLock::new(V
 /// Retrieval stages' histograms, bound on each stage's first search.
 static STAGE_HANDLES: RwLock<Vec<(&'static str, Histogram)>> = RwLock::new(Vec::new());
 
-/// The handle `table` holds for the key `is_key` picks, or else `make`'s, bound there under
-/// the key `make` names, if any, once the recorder is installed (at most
-/// [`MAX_BOUND_REQUEST_LABELS`] keys).
-fn bound_handle<K, H: Clone>(
-    table: &RwLock<Vec<(K, H)>>,
-    is_key: impl Fn(&K) -> bool,
-    make: impl FnOnce() -> (Option<K>, H),
-) -> H {
-    if !RECORDER_INSTALLED.load(Ordering::Acquire) {
-        return make().1;
-    }
-    let found = table.read().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, handle)) = found.iter().find(|(key, _)| is_key(key)) {
-        return handle.clone();
-    }
-    drop(found);
-    let (key, handle) = make();
-    let mut table = table.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(key) = key {
-        if table.len() < MAX_BOUND_REQUEST_LABELS && !table.iter().any(|(k, _)| is_key(k)) {
-            table.push((key, handle.clone()));
-        }
-    }
-    handle
-}
-
 pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
-    let (calls, duration) = bound_handle(
+    with_bound(
         &TOOL_HANDLES,
+        MAX_BOUND_REQUEST_LABELS,
         |name| name == tool,
         || {
             let label = tool_label(tool);
@@ -277,9 +256,11 @@ pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
             // Unknown names share `other`, registered per call: only registered tools are bound.
             ((label == tool).then_some(label), (calls, duration))
         },
+        |(calls, duration)| {
+            calls.increment(1);
+            duration.record(took);
+        },
     );
-    calls.increment(1);
-    duration.record(took);
     if let Some(kind) = error_kind {
         counter!("agent_tool_errors_total", "tool" => tool_label(tool), "kind" => kind.to_string())
             .increment(1);
@@ -287,15 +268,16 @@ pub fn tool_call(tool: &str, took: Duration, error_kind: Option<&str>) {
 }
 
 pub fn retrieval_stage(stage: &'static str, took: Duration) {
-    let histogram = bound_handle(
+    with_bound(
         &STAGE_HANDLES,
+        MAX_BOUND_REQUEST_LABELS,
         |name| *name == stage,
         || {
             let histogram = histogram!("agent_retrieval_stage_duration_seconds", "stage" => stage);
             (Some(stage), histogram)
         },
+        |histogram| histogram.record(took),
     );
-    histogram.record(took);
 }
 
 pub fn decision(decision: &'static str) {
