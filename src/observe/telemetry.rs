@@ -8,6 +8,7 @@
 //!   and counted. Without it, one summary line per finished request when the log shows them
 //!   (see [`super::summary`]).
 
+use super::open_spans::OpenSpans;
 pub use super::summary::SUMMARY_TARGET;
 use super::summary::{JsonLines, RootSpans};
 use super::SPAN_TARGET;
@@ -48,6 +49,8 @@ pub struct TelemetrySettings<'a> {
 /// The installed telemetry; [`Telemetry::shutdown`] sends what is queued before exit.
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    /// The exported spans not closed yet; [`Telemetry::shutdown`] waits a moment for them.
+    open: OpenSpans,
 }
 
 /// Whether spans go to an OpenTelemetry layer (their trace ids come from it then).
@@ -123,18 +126,28 @@ impl Telemetry {
             RootSpans::new(summaries_shown, settings.log_format == LogFormat::Json)
                 .with_filter(spans(LevelFilter::INFO))
         });
+        let open = OpenSpans::default();
+        let counted = provider
+            .as_ref()
+            .map(|_| open.clone().with_filter(spans(LevelFilter::DEBUG)));
+        // Outside the exporter's layer: a span is uncounted once the exporter has it.
         let subscriber = tracing_subscriber::registry()
             .with(otel)
             .with(roots)
-            .with(logs);
+            .with(logs)
+            .with(counted);
         EXPORTING.store(provider.is_some(), Ordering::Relaxed);
         LOGGED_TRACE_IDS.store(keep_roots, Ordering::Relaxed);
-        Ok((tracing::Dispatch::new(subscriber), Telemetry { provider }))
+        Ok((
+            tracing::Dispatch::new(subscriber),
+            Telemetry { provider, open },
+        ))
     }
 
     /// Sends what is queued (bounded by the shutdown timeout) and stops the exporter.
     pub fn shutdown(self) {
         if let Some(provider) = self.provider {
+            self.open.wait_closed(LATE_SPANS);
             if let Err(error) = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
                 tracing::warn!(%error, "spans may be lost: the OTLP export did not finish");
             }
@@ -177,6 +190,9 @@ fn shows_summaries(filter: &str) -> bool {
     }
     best.is_some_and(|(_, shown)| shown)
 }
+
+/// How long the end of a process waits for spans another thread is still closing.
+const LATE_SPANS: Duration = Duration::from_millis(250);
 
 /// How long the end of a process waits for the last spans to go out.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -382,6 +398,19 @@ impl SpanProcessor for QueuedExport {
     }
 }
 
+/// Spans of a batch whose export failed twice: counted as dropped and said once on stderr
+/// (without the error's text, which may quote the collector's response).
+fn lost(count: usize, error: &OTelSdkError) {
+    for _ in 0..count {
+        super::metrics::span_dropped();
+    }
+    let why = match error {
+        OTelSdkError::Timeout(_) => "timed out",
+        _ => "failed",
+    };
+    eprintln!("otlp export: {count} spans lost: the export {why} twice");
+}
+
 /// The export thread: sends a batch when one is full, when the schedule delay has passed, on a
 /// flush, and what is left at the end.
 fn export_loop<E: SpanExporter>(exporter: E, queue: &Queue) {
@@ -418,7 +447,10 @@ fn export_loop<E: SpanExporter>(exporter: E, queue: &Queue) {
             // fails the first try); after that it is the collector's problem, and the answer
             // path never hears of it.
             if runtime.block_on(exporter.export(spans.clone())).is_err() {
-                let _ = runtime.block_on(exporter.export(spans));
+                let count = spans.len();
+                if let Err(error) = runtime.block_on(exporter.export(spans)) {
+                    lost(count, &error);
+                }
             }
             spans = rest;
         }
