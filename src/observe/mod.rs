@@ -11,7 +11,7 @@
 //! status always are.
 
 pub mod metrics;
-pub mod open_spans;
+mod open_spans;
 pub mod summary;
 pub mod telemetry;
 
