@@ -6,12 +6,18 @@
 # answers cancels start-up. Prints the whole process and the TOP inclusive frames per answer
 # (the table of BENCHMARKS.md's "Instructions per served answer"). Slow: about two minutes.
 # KEEP=DIR keeps both profiles there (short.cg, long.cg) for callgrind_annotate.
-# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] bench/ask-instructions.sh serve|bare|search-first|bare-search
+# CACHE=1 simulates a core's caches too (32 KB L1 code, 48 KB L1 data, 1 MB second level) and
+# prints their misses per answer (BENCHMARKS.md, "Whole-program optimisation").
+# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] [CACHE=1] bench/ask-instructions.sh serve|bare|search-first|bare-search
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
 command -v valgrind >/dev/null || { echo "valgrind is needed" >&2; exit 1; }
 target=$1; work=$(mktemp -d); pids=()
+callgrind=(valgrind --tool=callgrind)
+if [ -n "${CACHE:-}" ]; then
+  callgrind+=(--cache-sim=yes --I1=32768,8,64 --D1=49152,12,64 --LL=1048576,16,64)
+fi
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$helper" provider > "$work/provider.out" 2>&1 & pids+=($!)
 for _ in $(seq 50); do [ -s "$work/provider.out" ] && break; sleep 0.1; done
@@ -31,7 +37,7 @@ profile() {
   local seconds=$1 out=$2 port url pid
   port=$(port); url="http://127.0.0.1:$port"
   if [ "$target" = serve ] || [ "$target" = search-first ]; then
-    env "${settings[@]}" BIND="127.0.0.1:$port" valgrind --tool=callgrind --callgrind-out-file="$out" \
+    env "${settings[@]}" BIND="127.0.0.1:$port" "${callgrind[@]}" --callgrind-out-file="$out" \
       "$bin" serve > "$work/server.out" 2>&1 & pid=$!
   else
     env "${settings[@]}" BIND="127.0.0.1:$port" "$bin" serve > "$work/capture.out" 2>&1 & local capture=$!
@@ -39,7 +45,7 @@ profile() {
     curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
     curl -fs "$provider/last-request" > "$work/request.json"
     kill "$capture"; wait "$capture" 2>/dev/null || true
-    env DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local valgrind --tool=callgrind \
+    env DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local "${callgrind[@]}" \
       --callgrind-out-file="$out" "$helper" "$limit" "$provider" "$work/request.json" \
       > "$work/server.out" 2>&1 & pid=$!
     for _ in $(seq 600); do grep -q '^http' "$work/server.out" && break; sleep 0.2; done
@@ -56,7 +62,7 @@ if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$work/short.cg" "$work/long.cg
 python3 - "$work/short.cg" "$work/long.cg" "$short" "$long" "${TOP:-40}" <<'PY'
 import re, subprocess, sys
 def frames(path):
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+    text = subprocess.run(["callgrind_annotate", "--show=Ir", "--inclusive=yes", "--threshold=100", path],
                           capture_output=True, text=True, check=True).stdout
     found = {}
     for line in text.splitlines():
@@ -70,6 +76,17 @@ answers = int(sys.argv[4]) - int(sys.argv[3])
 per = {k: (long.get(k, 0) - short.get(k, 0)) / answers for k in long}
 print(f"answers: {answers} (the longer run less the shorter)")
 print(f"instructions per answer, whole process: {per.get('PROGRAM TOTALS', 0):,.0f}")
+def totals(path):
+    text = subprocess.run(["callgrind_annotate", path], capture_output=True, text=True, check=True).stdout
+    events = re.search(r"^Events shown:\s+(.*)$", text, re.M).group(1).split()
+    line = next(l for l in text.splitlines() if "PROGRAM TOTALS" in l)
+    return dict(zip(events, (int(n.replace(",", "")) for n in re.findall(r"([\d,]+) \(", line))))
+before, after = totals(sys.argv[1]), totals(sys.argv[2])
+if "I1mr" in after:  # CACHE=1
+    names = {"I1mr": "L1 code", "D1mr": "L1 data read", "D1mw": "L1 data write",
+             "ILmr": "L2 code", "DLmr": "L2 data read", "DLmw": "L2 data write"}
+    print("cache misses per answer: " + ", ".join(
+        f"{label} {(after[e] - before[e]) / answers:,.0f}" for e, label in names.items()))
 # Recursive frames ("poll'2") count their callees again; only the outermost are listed.
 listed = [kv for kv in per.items() if not re.search(r"'\d+$", kv[0])]
 for name, count in sorted(listed, key=lambda kv: -kv[1])[: int(sys.argv[5])]:

@@ -289,6 +289,6 @@ pub fn feedback(rating: &'static str, reason: &'static str) {
     counter!("agent_feedback_total", "rating" => rating, "reason" => reason).increment(1);
 }
 
-pub fn span_dropped() {
-    counter!("agent_spans_dropped_total").increment(1);
+pub fn spans_dropped(count: u64) {
+    counter!("agent_spans_dropped_total").increment(count);
 }

@@ -356,7 +356,7 @@ impl SpanProcessor for QueuedExport {
         }
         if pending.spans.len() >= self.queue.settings.capacity {
             drop(pending);
-            super::metrics::span_dropped();
+            super::metrics::spans_dropped(1);
             return;
         }
         pending.spans.push(span);
@@ -401,9 +401,7 @@ impl SpanProcessor for QueuedExport {
 /// Spans of a batch whose export failed twice: counted as dropped and said once on stderr
 /// (without the error's text, which may quote the collector's response).
 fn lost(count: usize, error: &OTelSdkError) {
-    for _ in 0..count {
-        super::metrics::span_dropped();
-    }
+    super::metrics::spans_dropped(count as u64);
     let why = match error {
         OTelSdkError::Timeout(_) => "timed out",
         _ => "failed",
