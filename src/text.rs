@@ -26,6 +26,11 @@ pub fn is_invisible(c: char) -> bool {
 
 /// `text` without invisible format characters; borrowed when there were none.
 pub fn strip_invisible(text: &str) -> Cow<'_, str> {
+    // Every invisible character is outside ASCII, and `is_ascii` reads a word at a time: most
+    // questions are checked without decoding a character.
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
     if text.chars().any(is_invisible) {
         Cow::Owned(text.chars().filter(|c| !is_invisible(*c)).collect())
     } else {
@@ -36,6 +41,30 @@ pub fn strip_invisible(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn no_invisible_character_is_ascii() {
+        let invisible = (0..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| is_invisible(*c));
+        assert!(invisible.clone().count() > 100);
+        assert!(invisible.clone().all(|c| !c.is_ascii()));
+    }
+
+    proptest! {
+        /// The ASCII shortcut changes nothing: the same text as removing character by
+        /// character, on text of ASCII, accented letters, and invisible characters.
+        #[test]
+        fn stripping_agrees_with_the_character_filter(
+            text in "[ -~\\t\\näé中\u{200B}\u{FEFF}\u{00AD}\u{E0041}\u{202E}]{0,40}"
+        ) {
+            let filtered: String = text.chars().filter(|c| !is_invisible(*c)).collect();
+            let stripped = strip_invisible(&text);
+            prop_assert_eq!(stripped.as_ref(), filtered.as_str());
+            prop_assert_eq!(matches!(stripped, Cow::Borrowed(_)), filtered == text);
+        }
+    }
 
     #[test]
     fn tags_zero_widths_and_bidi_controls_are_removed() {
