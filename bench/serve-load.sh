@@ -7,7 +7,8 @@
 # the live path (`serve-live`: one get_occupancy call to `crowdvision-agent sim` between two model
 # calls, against `bare-live`, which makes the same two calls and the one simulator request); then
 # serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
-# usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256")
+# usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256"; PGO=1: the
+#        build of scripts/build-pgo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-10s}
@@ -17,7 +18,13 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   kill "${pids[@]}" 2>/dev/null || true
-  sleep 1
+  # Up to 5 s to exit as asked (an instrumented build writes its profile at exit), then not.
+  for _ in $(seq 50); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
   kill -9 "${pids[@]}" 2>/dev/null || true # uvicorn waits for the connections wrk gave up on
   rm -rf "$work"
 }

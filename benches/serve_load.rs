@@ -70,6 +70,14 @@ async fn main() {
 async fn serve(app: Router) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     println!("http://{}", listener.local_addr().unwrap());
+    // SIGTERM ends the process through `exit`, so that a build instrumented for profile-guided
+    // optimisation (scripts/build-pgo) writes its profile.
+    tokio::spawn(async {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        terminate.recv().await;
+        std::process::exit(0);
+    });
     axum::serve(listener, app).await.unwrap();
 }
 
