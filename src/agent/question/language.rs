@@ -202,17 +202,22 @@ const LETTERS: &[(char, &[Language])] = {
 /// and its letters (each marked letter once).
 fn scores(text: &str) -> [f32; 7] {
     let mut scores = [0.0f32; 7];
-    let lower = text.to_lowercase();
-    visit_words(&lower, |word| {
+    let mut add = |word: &str| {
         if let Some(shares) = LEXICON.get(word) {
             for (score, share) in scores.iter_mut().zip(shares) {
                 *score += share;
             }
         }
-    });
-    // Every marked letter is outside ASCII: most English text needs no search for them.
-    let marked_letters = if lower.is_ascii() { &[][..] } else { LETTERS };
-    for (letter, writers) in marked_letters {
+    };
+    // Every marked letter is outside ASCII: most English text needs neither the search for
+    // them nor a lowered copy of itself.
+    if text.is_ascii() {
+        visit_ascii_words(text, add);
+        return scores;
+    }
+    let lower = text.to_lowercase();
+    visit_words(&lower, &mut add);
+    for (letter, writers) in LETTERS {
         if lower.contains(*letter) {
             let share = 1.0 / writers.len() as f32;
             for writer in *writers {
@@ -226,25 +231,52 @@ fn scores(text: &str) -> [f32; 7] {
 /// Hands `found` the words of lowercase `text` as the lexicon lists them: split at anything but
 /// letters and apostrophes; an elided article or pronoun (`l'`, `qu'`, `dov'`) kept as its own word with
 /// its apostrophe; words holding digits dropped.
-fn visit_words<'a>(text: &'a str, mut found: impl FnMut(&'a str)) {
-    let mut visit = |word: &'a str| {
+fn visit_words(text: &str, mut found: impl FnMut(&str)) {
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')) {
+        if !word.is_empty() && !word.bytes().any(|b| b.is_ascii_digit()) {
+            visit_word(word, &mut found);
+        }
+    }
+}
+
+/// [`visit_words`] of ASCII `text` as it would read `text` lowered: each word is lowered on
+/// its own, in a buffer, rather than the whole text first.
+fn visit_ascii_words(text: &str, mut found: impl FnMut(&str)) {
+    let mut buffer = [0u8; 48];
+    let parts = text
+        .as_bytes()
+        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'\''));
+    for word in parts {
+        if word.is_empty() || word.iter().any(u8::is_ascii_digit) {
+            continue;
+        }
+        if let Some(lowered) = buffer.get_mut(..word.len()) {
+            lowered.copy_from_slice(word);
+            lowered.make_ascii_lowercase();
+            let lowered = std::str::from_utf8(lowered).expect("ASCII bytes are UTF-8");
+            visit_word(lowered, &mut found);
+        } else {
+            let lowered = String::from_utf8_lossy(word).to_ascii_lowercase();
+            visit_word(&lowered, &mut found);
+        }
+    }
+}
+
+/// One word of [`visit_words`]: its quotes trimmed, an elision split off.
+fn visit_word(word: &str, found: &mut impl FnMut(&str)) {
+    let mut visit = |word: &str| {
         if !word.is_empty() {
             found(word);
         }
     };
-    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')) {
-        if word.is_empty() || word.bytes().any(|b| b.is_ascii_digit()) {
-            continue;
+    let word = word.trim_matches(|c| c == '\'' || c == '’');
+    match word.find(['\'', '’']) {
+        Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
+            let quote = word[at..].chars().next().map_or(1, char::len_utf8);
+            visit(&word[..at + 1]);
+            visit(&word[at + quote..]);
         }
-        let word = word.trim_matches(|c| c == '\'' || c == '’');
-        match word.find(['\'', '’']) {
-            Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
-                let quote = word[at..].chars().next().map_or(1, char::len_utf8);
-                visit(&word[..at + 1]);
-                visit(&word[at + quote..]);
-            }
-            _ => visit(word),
-        }
+        _ => visit(word),
     }
 }
 
@@ -291,6 +323,27 @@ mod tests {
         by_trigrams(text)
     }
 
+    /// The scores as first written: the whole text lowered, then its words.
+    fn scores_as_written(text: &str) -> [f32; 7] {
+        let mut scores = [0.0f32; 7];
+        let lower = text.to_lowercase();
+        visit_words(&lower, |word| {
+            if let Some(shares) = LEXICON.get(word) {
+                for (score, share) in scores.iter_mut().zip(shares) {
+                    *score += share;
+                }
+            }
+        });
+        for (letter, writers) in LETTERS {
+            if lower.contains(*letter) {
+                for writer in *writers {
+                    scores[writer.index()] += 1.0 / writers.len() as f32;
+                }
+            }
+        }
+        scores
+    }
+
     /// Questions and answers made of the lexicon's words, apostrophes, digits and punctuation.
     fn sentence() -> impl Strategy<Value = String> {
         let word = prop_oneof![
@@ -325,6 +378,15 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(512)))]
 
         #[test]
+        fn scores_are_what_they_were_as_first_written(
+            text in prop_oneof![sentence(), ".{0,40}", "[ -~]{0,60}", "[A-Za-z' ]{40,120}"]
+        ) {
+            let as_written = scores_as_written(&text);
+            prop_assert_eq!(scores(&text), as_written);
+            prop_assert_eq!(scores(&text.to_uppercase()), scores_as_written(&text.to_uppercase()));
+        }
+
+        #[test]
         fn detection_is_what_it_was_as_first_written(text in prop_oneof![sentence(), ".{0,40}", "[ -~]{0,60}"]) {
             prop_assert_eq!(detect(&text), detect_as_written(&text));
         }
@@ -333,6 +395,17 @@ mod tests {
     #[test]
     fn marked_letters_are_outside_ascii_so_ascii_text_skips_them() {
         assert!(LETTERS.iter().all(|(letter, _)| !letter.is_ascii()));
+    }
+
+    #[test]
+    fn ascii_words_longer_than_the_buffer_are_read_whole() {
+        let long = format!("l'{} the room is free", "a".repeat(70));
+        assert_eq!(scores(&long), scores_as_written(&long));
+        let mut words = Vec::new();
+        visit_ascii_words(&long.to_uppercase(), |word| words.push(word.to_string()));
+        assert_eq!(words[0], "l'");
+        assert_eq!(words[1], "a".repeat(70));
+        assert_eq!(words[2..], ["the", "room", "is", "free"]);
     }
 
     #[test]

@@ -26,9 +26,8 @@ pub(super) struct Gathered {
     pub live_data_returned: bool,
     /// What the live-data tools returned, as the model read it.
     pub live_results: Vec<String>,
-    /// Every call that returned data: its tool, arguments as compared for a repeat, and its
-    /// result (written out only when a repeat asks for it).
-    results: Vec<(String, serde_json::Value, serde_json::Value)>,
+    /// Every call that returned data, in the order returned.
+    results: Vec<Returned>,
     /// The model the provider says answered (the last one that said).
     pub served_model: Option<String>,
     /// A tool failed because its service was down or slow (the first such failure).
@@ -92,11 +91,12 @@ impl Gathered {
             self.live_results.push(message.to_string());
         }
         if outcome.ok {
-            self.results.push((
-                outcome.tool.clone(),
-                comparable_arguments(&arguments),
-                outcome.content,
-            ));
+            self.results.push(Returned {
+                tool: outcome.tool.clone(),
+                arguments: call.arguments.clone(),
+                comparable: std::cell::OnceCell::new(),
+                content: outcome.content,
+            });
         }
         self.trace.push(TraceEntry {
             tool: outcome.tool,
@@ -114,24 +114,22 @@ impl Gathered {
         let asked = comparable_arguments(&arguments_value(&call.arguments));
         self.results
             .iter()
-            .find(|(tool, arguments, _)| *tool == call.name && *arguments == asked)
-            .map(|(_, _, content)| content)
+            .find(|returned| returned.tool == call.name && *returned.comparable() == asked)
+            .map(|returned| &returned.content)
     }
 
     /// The live-data tools' results that held data: (tool, content).
     pub fn live_data(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
         self.results
             .iter()
-            .filter(|(tool, ..)| tool != SearchDocs::NAME)
-            .map(|(tool, _, content)| (tool.as_str(), content))
+            .filter(|returned| returned.tool != SearchDocs::NAME)
+            .map(|returned| (returned.tool.as_str(), &returned.content))
     }
 
     /// The readings the live tools returned marked stale.
     pub fn stale_readings(&self) -> Vec<staleness::StaleReading> {
-        self.results
-            .iter()
-            .filter(|(tool, ..)| tool != SearchDocs::NAME)
-            .flat_map(|(_, _, content)| staleness::stale_readings(content))
+        self.live_data()
+            .flat_map(|(_, content)| staleness::stale_readings(content))
             .collect()
     }
 
@@ -142,6 +140,26 @@ impl Gathered {
             .map(String::as_str)
             .chain(self.passages.iter().map(|(_, text)| text.as_str()))
             .collect()
+    }
+}
+
+/// A call that returned data.
+#[derive(Debug)]
+struct Returned {
+    tool: String,
+    /// As the call sent them.
+    arguments: String,
+    /// The arguments as compared for a repeat, worked out when a later call is first compared
+    /// with this one (most answers make none).
+    comparable: std::cell::OnceCell<serde_json::Value>,
+    /// Written out only when a repeat asks for it.
+    content: serde_json::Value,
+}
+
+impl Returned {
+    fn comparable(&self) -> &serde_json::Value {
+        self.comparable
+            .get_or_init(|| comparable_arguments(&arguments_value(&self.arguments)))
     }
 }
 
