@@ -239,44 +239,48 @@ fn visit_words(text: &str, mut found: impl FnMut(&str)) {
     }
 }
 
-/// [`visit_words`] of ASCII `text` as it would read `text` lowered: each word is lowered on
-/// its own, in a buffer, rather than the whole text first.
+/// [`visit_words`] of ASCII `text` as it reads `text` lowered, byte by byte: for ASCII, a
+/// letter or digit is `is_ascii_alphanumeric`, and lowering maps bytes one to one.
 fn visit_ascii_words(text: &str, mut found: impl FnMut(&str)) {
-    let mut buffer = [0u8; 48];
-    let parts = text
-        .as_bytes()
-        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'\''));
-    for word in parts {
-        if word.is_empty() || word.iter().any(u8::is_ascii_digit) {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let in_word = |b: u8| b.is_ascii_alphanumeric() || b == b'\'';
+    let mut at = 0;
+    while at < bytes.len() {
+        if !in_word(bytes[at]) {
+            at += 1;
             continue;
         }
-        if let Some(lowered) = buffer.get_mut(..word.len()) {
-            lowered.copy_from_slice(word);
-            lowered.make_ascii_lowercase();
-            let lowered = std::str::from_utf8(lowered).expect("ASCII bytes are UTF-8");
-            visit_word(lowered, &mut found);
-        } else {
-            let lowered = String::from_utf8_lossy(word).to_ascii_lowercase();
-            visit_word(&lowered, &mut found);
+        let start = at;
+        let mut digits = false;
+        while at < bytes.len() && in_word(bytes[at]) {
+            digits |= bytes[at].is_ascii_digit();
+            at += 1;
+        }
+        if !digits {
+            visit_word(&lower[start..at], &mut found);
         }
     }
 }
 
 /// One word of [`visit_words`]: its quotes trimmed, an elision split off.
 fn visit_word(word: &str, found: &mut impl FnMut(&str)) {
-    let mut visit = |word: &str| {
-        if !word.is_empty() {
-            found(word);
-        }
-    };
     let word = word.trim_matches(|c| c == '\'' || c == '’');
-    match word.find(['\'', '’']) {
-        Some(at) if at <= 4 && !word.ends_with("'s") && !word.ends_with("'t") => {
+    if word.is_empty() {
+        return;
+    }
+    let elided = word
+        .find(['\'', '’'])
+        .filter(|at| *at <= 4 && !word.ends_with("'s") && !word.ends_with("'t"));
+    match elided {
+        Some(at) => {
             let quote = word[at..].chars().next().map_or(1, char::len_utf8);
-            visit(&word[..at + 1]);
-            visit(&word[at + quote..]);
+            found(&word[..at + 1]);
+            if at + quote < word.len() {
+                found(&word[at + quote..]);
+            }
         }
-        _ => visit(word),
+        None => found(word),
     }
 }
 
@@ -398,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn ascii_words_longer_than_the_buffer_are_read_whole() {
+    fn ascii_words_are_read_as_in_the_lowered_text() {
         let long = format!("l'{} the room is free", "a".repeat(70));
         assert_eq!(scores(&long), scores_as_written(&long));
         let mut words = Vec::new();

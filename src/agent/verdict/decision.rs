@@ -126,9 +126,6 @@ pub fn describes_tools<'a>(answer: &str, tool_names: impl IntoIterator<Item = &'
     if names_a_tool {
         return true;
     }
-    if !underscore && answer.is_ascii() {
-        return looks_it_up_ascii(answer);
-    }
     let lower = answer.to_lowercase();
     (underscore && names_a_function(&lower))
         || lower.contains("\"arguments\"")
@@ -189,19 +186,6 @@ const LOOK_IT_UP: &[&str] = &[
     "use the function",
     "call the function",
 ];
-
-/// Whether ASCII `text` holds `"arguments"` or a phrase of [`LOOK_IT_UP`] in any case: what
-/// lowering it and searching for each finds, in one pass and without the lowered copy.
-fn looks_it_up_ascii(text: &str) -> bool {
-    static PHRASES: std::sync::LazyLock<aho_corasick::AhoCorasick> =
-        std::sync::LazyLock::new(|| {
-            aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(LOOK_IT_UP.iter().chain(&["\"arguments\""]))
-                .expect("the phrases build a searcher")
-        });
-    PHRASES.is_match(text)
-}
 
 /// Whether `text` holds a word like `get_sensor_reading`: a verb a tool starts with, an
 /// underscore, more.
@@ -318,9 +302,6 @@ mod tests {
                 proptest::prelude::Just("_".to_string()),
                 proptest::prelude::Just("\"arguments\"".to_string()),
                 proptest::prelude::Just("You can Search".to_string()),
-                proptest::prelude::Just(" the DOCUMENTATION".to_string()),
-                proptest::prelude::Just("call the Function".to_string()),
-                proptest::prelude::Just("search for \"".to_string()),
                 "[a-zA-Z_ ]{0,12}",
                 ".{0,12}",
             ], 0..8),
