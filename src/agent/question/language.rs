@@ -251,14 +251,16 @@ fn visit_ascii_words(text: &str, mut found: impl FnMut(&str)) {
             at += 1;
             continue;
         }
-        let start = at;
-        let mut digits = false;
+        let (start, mut digits, mut quoted) = (at, false, false);
         while at < bytes.len() && in_word(bytes[at]) {
             digits |= bytes[at].is_ascii_digit();
+            quoted |= bytes[at] == b'\'';
             at += 1;
         }
-        if !digits {
-            visit_word(&lower[start..at], &mut found);
+        match (digits, quoted) {
+            (true, _) => {}
+            (false, false) => found(&lower[start..at]),
+            (false, true) => visit_word(&lower[start..at], &mut found),
         }
     }
 }
