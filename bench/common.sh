@@ -1,8 +1,9 @@
 # Shared by the bench scripts (sourced, from the repository root): a release build of the agent
 # and of the serve_load helper (its `provider` role is an instant OpenAI-compatible server).
-# Sets $bin and $helper; defines port().
+# Sets $bin and $helper; defines port() and serve_load_executable() (bench/functions.sh).
 # PGO=1: the profile-guided build scripts/build-pgo made (it must exist) instead.
 # BIN=… HELPER=…: these two binaries as they are (scripts/build-pgo's training runs).
+source bench/functions.sh
 root=${CARGO_TARGET_DIR:-target}
 if [ -n "${BIN:-}" ] && [ -n "${HELPER:-}" ]; then
   bin=$BIN; helper=$HELPER
@@ -11,12 +12,6 @@ elif [ -n "${PGO:-}" ]; then
   [ -x "$bin" ] && [ -x "$helper" ] || { echo "PGO=1: run scripts/build-pgo first" >&2; exit 1; }
 else
   cargo build --release --quiet
-  helper=$(cargo bench --bench serve_load --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
-        print(m["executable"])')
+  helper=$(cargo bench --bench serve_load --no-run --message-format=json 2>/dev/null | serve_load_executable)
   bin=$root/release/crowdvision-agent
 fi
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
