@@ -8,7 +8,8 @@
 # calls, against `bare-live`, which makes the same two calls and the one simulator request); then
 # serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
 # usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256"; PGO=1: the
-#        build of scripts/build-pgo)
+#        build of scripts/build-pgo; TARGETS="serve-search-first bare-search": only those rows)
+# Each share printed at the end is the median over runs of target ÷ limit within one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-10s}
@@ -120,15 +121,25 @@ echo "One live question made $live_downstream simulator request(s) from serve; b
 echo
 echo "| target | clients | requests/s | p50 | p99 | errors | server CPU per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-targets=("serve $serve $serve_pid ask" "serve-search-first $search_first $search_first_pid ask"
-  "bare-axum $bare $bare_pid ask" "bare-search $bare_search $bare_search_pid ask"
-  "serve-live $live $live_pid ask-live"
-  "bare-live $bare_live $bare_live_pid ask-live" "fastapi $peer $peer_pid ask")
+# Each target beside its limit, so that the two runs of a pair are seconds apart.
+all_targets=("serve $serve $serve_pid ask" "bare-axum $bare $bare_pid ask"
+  "serve-search-first $search_first $search_first_pid ask" "bare-search $bare_search $bare_search_pid ask"
+  "serve-live $live $live_pid ask-live" "bare-live $bare_live $bare_live_pid ask-live"
+  "fastapi $peer $peer_pid ask")
+targets=()
+for target in "${all_targets[@]}"; do
+  name=${target%% *}
+  if [ -z "${TARGETS:-}" ] || [[ " $TARGETS " == *" $name "* ]]; then targets+=("$target"); fi
+done
+[ "${#targets[@]}" -gt 0 ] || { echo "TARGETS names none of: serve bare-axum serve-search-first bare-search serve-live bare-live fastapi" >&2; exit 2; }
 # Runs take turns (run 1 of every target, then run 2, ...) so that a change in what else the
-# machine is doing falls on every target alike rather than on the ones measured last.
+# machine is doing falls on every target alike rather than on the ones measured last; every
+# other run goes through the targets backwards, so that neither side of a pair always runs first.
 for c in $clients; do
   for run in $(seq "$runs"); do
-    for i in "${!targets[@]}"; do
+    order=$(seq 0 $(( ${#targets[@]} - 1 )))
+    [ $(( run % 2 )) = 0 ] && order=$(echo "$order" | tac)
+    for i in $order; do
       set -- ${targets[$i]}
       if [ "$4" = ask-live ]; then warm_up=$live_body; else warm_up='{"question":"warm up"}'; fi
       curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$warm_up" "$2/ask" >/dev/null
@@ -157,23 +168,33 @@ def pct(p):
 errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", text))
 errors += sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
 print(f"| {name} | {clients} | {rate:,.0f} | {pct(50)} | {pct(99)} | {errors} | {cpu * 1e6:.0f} µs |")
-open(f"{work}/rates", "a").write(f"{name} {clients} {rate}\n")
+with open(f"{work}/rates", "a") as rates:
+    for run, (run_rate, _, _) in enumerate(rows, 1):
+        rates.write(f"{name} {clients} {run} {run_rate}\n")
 PY
   done
 done
 
 echo
 python3 - "$work/rates" <<'PY'
-import sys
+# A share is the median over runs of the target's requests/s over its limit's in the same run
+# (the two ran seconds apart), with the lowest and highest: a drift of the machine between runs
+# moves both sides of a pair alike.
+import statistics, sys
 rates = {}
 for line in open(sys.argv[1]):
-    name, clients, rate = line.split()
-    rates[(name, clients)] = float(rate)
+    name, clients, run, rate = line.split()
+    rates.setdefault((name, clients), {})[run] = float(rate)
 for target, limit in [("serve", "bare-axum"), ("serve-search-first", "bare-search"),
                       ("serve-search-first", "bare-axum"), ("serve-live", "bare-live")]:
-    shares = [f"{rates[(t, c)] / rates[(l, c)]:.0%} at {c}" for (t, c) in rates if t == target
-              for l in [limit] if (l, c) in rates]
-    print(f"{target} against {limit}: " + ", ".join(shares))
+    shares = []
+    for (name, clients), runs in rates.items():
+        if name != target or (limit, clients) not in rates:
+            continue
+        paired = [runs[r] / rates[(limit, clients)][r] for r in runs if r in rates[(limit, clients)]]
+        shares.append(f"{statistics.median(paired):.0%} at {clients} ({min(paired):.0%}–{max(paired):.0%})")
+    if shares:
+        print(f"{target} against {limit}: " + ", ".join(shares))
 PY
 
 after_load_rss=$(rss_mb "$serve_pid")
