@@ -280,8 +280,20 @@ pub fn retrieval_stage(stage: &'static str, took: Duration) {
     );
 }
 
+/// Decisions' counters, bound on each decision's first answer.
+static DECISION_HANDLES: RwLock<Vec<(&'static str, Counter)>> = RwLock::new(Vec::new());
+
 pub fn decision(decision: &'static str) {
-    counter!("agent_decisions_total", "decision" => decision).increment(1);
+    with_bound(
+        &DECISION_HANDLES,
+        MAX_BOUND_REQUEST_LABELS,
+        |name| *name == decision,
+        || {
+            let counter = counter!("agent_decisions_total", "decision" => decision);
+            (Some(decision), counter)
+        },
+        |counter| counter.increment(1),
+    );
 }
 
 /// Feedback given on an answer: `rating` is `up` or `down`, `reason` one of six or `none`.

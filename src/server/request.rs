@@ -7,7 +7,22 @@ use super::AppState;
 use crate::agent::error::AgentError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
+
+/// The request's headers moved out of it, where axum's `HeaderMap` extractor copies them (a
+/// hash table allocated and filled per request). Only for a handler whose later extractors
+/// read no header: the body extractors read the body and the body limit, not the headers.
+pub struct TakenHeaders(pub HeaderMap);
+
+impl<S: Send + Sync> FromRequestParts<S> for TakenHeaders {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(TakenHeaders(std::mem::take(&mut parts.headers)))
+    }
+}
 
 /// Longest part of a parse error sent back.
 const MAX_DETAIL_CHARS: usize = 200;
@@ -19,9 +34,8 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let declared = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase());
-    if declared.as_deref() == Some("application/json") {
+        .and_then(|v| v.split(';').next());
+    if declared.is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json")) {
         Ok(())
     } else {
         Err(ApiError::new(

@@ -4,7 +4,7 @@ use super::answer_json::answer_body;
 use super::answering::{self, Streamed};
 use super::caller::{caller, CLAIMS_HEADER};
 use super::errors::ApiError;
-use super::request::{parse_json, question, require_json};
+use super::request::{parse_json, question, require_json, TakenHeaders};
 use super::AppState;
 use crate::contract::{AgentEvent, AskRequest, Question};
 use crate::observe::metrics;
@@ -337,7 +337,7 @@ async fn not_found() -> ApiError {
 ))]
 async fn ask(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    TakenHeaders(headers): TakenHeaders,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     require_json(&headers)?;

@@ -13,7 +13,8 @@
 //! Trigrams measure prose: citation markers, footnote lines, identifiers (`hq-201`), numbers
 //! and units are removed first, because they look the same in every language.
 
-use crate::agent::text::WordHasher;
+use crate::agent::text::{Fnv, WordHasher};
+use std::hash::Hasher;
 use std::sync::LazyLock;
 use whatlang::{Detector, Lang};
 
@@ -169,6 +170,44 @@ static LEXICON: LazyLock<std::collections::HashMap<&'static str, [f32; 7], WordH
             .collect()
     });
 
+/// [`LEXICON`] by the FNV-1a hash of each word's bytes: a word of ASCII text is looked up by
+/// the hash worked out as its bytes are read, without a lowered copy of the text or a second
+/// pass over the word to hash it.
+static BY_HASH: LazyLock<std::collections::HashMap<u64, (&'static str, [f32; 7]), AlreadyHashed>> =
+    LazyLock::new(|| {
+        LEXICON
+            .iter()
+            .map(|(word, shares)| {
+                let mut hash = Fnv::default();
+                hash.write(word.as_bytes());
+                (hash.finish(), (*word, *shares))
+            })
+            .collect()
+    });
+
+/// The table of [`BY_HASH`] takes its keys, hashes already, as they are.
+type AlreadyHashed = std::hash::BuildHasherDefault<KeyIsHash>;
+
+#[derive(Default)]
+struct KeyIsHash(u64);
+
+impl Hasher for KeyIsHash {
+    /// Not reached by `u64` keys, which come through `write_u64`; FNV-1a all the same.
+    fn write(&mut self, bytes: &[u8]) {
+        let mut fnv = Fnv::default();
+        fnv.write(bytes);
+        self.0 = fnv.finish();
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Letters only some of the languages write, and who writes them.
 const LETTERS: &[(char, &[Language])] = {
     use Language::*;
@@ -202,6 +241,16 @@ const LETTERS: &[(char, &[Language])] = {
 /// and its letters (each marked letter once).
 fn scores(text: &str) -> [f32; 7] {
     let mut scores = [0.0f32; 7];
+    // Every marked letter is outside ASCII: most English text needs neither the search for
+    // them nor a lowered copy of itself.
+    if text.is_ascii() {
+        visit_ascii_words(text, &mut |shares| {
+            for (score, share) in scores.iter_mut().zip(shares) {
+                *score += share;
+            }
+        });
+        return scores;
+    }
     let mut add = |word: &str| {
         if let Some(shares) = LEXICON.get(word) {
             for (score, share) in scores.iter_mut().zip(shares) {
@@ -209,12 +258,6 @@ fn scores(text: &str) -> [f32; 7] {
             }
         }
     };
-    // Every marked letter is outside ASCII: most English text needs neither the search for
-    // them nor a lowered copy of itself.
-    if text.is_ascii() {
-        visit_ascii_words(text, add);
-        return scores;
-    }
     let lower = text.to_lowercase();
     visit_words(&lower, &mut add);
     for (letter, writers) in LETTERS {
@@ -239,11 +282,13 @@ fn visit_words(text: &str, mut found: impl FnMut(&str)) {
     }
 }
 
-/// [`visit_words`] of ASCII `text` as it reads `text` lowered, byte by byte: for ASCII, a
-/// letter or digit is `is_ascii_alphanumeric`, and lowering maps bytes one to one.
-fn visit_ascii_words(text: &str, mut found: impl FnMut(&str)) {
-    let lower = text.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
+/// The lexicon's shares of each word of ASCII `text`, the words as [`visit_words`] reads them
+/// in `text` lowered: for ASCII, a letter or digit is `is_ascii_alphanumeric`, and lowering
+/// maps bytes one to one. A word without an apostrophe is found by the hash of its lowered
+/// bytes, worked out as they are read ([`BY_HASH`]); one with an apostrophe goes through
+/// [`visit_word`].
+fn visit_ascii_words(text: &str, found: &mut impl FnMut(&[f32; 7])) {
+    let bytes = text.as_bytes();
     let in_word = |b: u8| b.is_ascii_alphanumeric() || b == b'\'';
     let mut at = 0;
     while at < bytes.len() {
@@ -251,16 +296,29 @@ fn visit_ascii_words(text: &str, mut found: impl FnMut(&str)) {
             at += 1;
             continue;
         }
-        let (start, mut digits, mut quoted) = (at, false, false);
+        let (start, mut digits, mut quoted, mut hash) = (at, false, false, Fnv::default());
         while at < bytes.len() && in_word(bytes[at]) {
-            digits |= bytes[at].is_ascii_digit();
-            quoted |= bytes[at] == b'\'';
+            let byte = bytes[at].to_ascii_lowercase();
+            digits |= byte.is_ascii_digit();
+            quoted |= byte == b'\'';
+            hash.write_u8(byte);
             at += 1;
         }
+        let word = &text[start..at];
         match (digits, quoted) {
             (true, _) => {}
-            (false, false) => found(&lower[start..at]),
-            (false, true) => visit_word(&lower[start..at], &mut found),
+            (false, false) => {
+                // The lexicon's words are lowercase: equal without ASCII case is equal lowered.
+                let entry = BY_HASH.get(&hash.finish());
+                if let Some((_, shares)) = entry.filter(|(key, _)| key.eq_ignore_ascii_case(word)) {
+                    found(shares);
+                }
+            }
+            (false, true) => visit_word(&word.to_ascii_lowercase(), &mut |word| {
+                if let Some(shares) = LEXICON.get(word) {
+                    found(shares);
+                }
+            }),
         }
     }
 }
@@ -407,11 +465,26 @@ mod tests {
     fn ascii_words_are_read_as_in_the_lowered_text() {
         let long = format!("l'{} the room is free", "a".repeat(70));
         assert_eq!(scores(&long), scores_as_written(&long));
-        let mut words = Vec::new();
-        visit_ascii_words(&long.to_uppercase(), |word| words.push(word.to_string()));
-        assert_eq!(words[0], "l'");
-        assert_eq!(words[1], "a".repeat(70));
-        assert_eq!(words[2..], ["the", "room", "is", "free"]);
+        assert_eq!(
+            scores(&long.to_uppercase()),
+            scores_as_written(&long.to_uppercase())
+        );
+        let mut found = 0;
+        visit_ascii_words("THE Room IS free", &mut |_| found += 1);
+        assert_eq!(found, 4);
+    }
+
+    #[test]
+    fn every_lexicon_word_is_found_by_its_hash() {
+        // No two words share a hash (one would hide the other), and none holds an ASCII
+        // capital (found without ASCII case, it would match a word it is not, lowered).
+        assert_eq!(BY_HASH.len(), LEXICON.len());
+        for word in LEXICON.keys() {
+            assert_eq!(*word, word.to_lowercase(), "{word}");
+            let mut hash = Fnv::default();
+            hash.write(word.as_bytes());
+            assert_eq!(BY_HASH[&hash.finish()].0, *word);
+        }
     }
 
     #[test]

@@ -244,8 +244,8 @@ fn greeting(text: &str) -> Option<GreetingKind> {
     if first_clause_is(HELLO) {
         return Some(GreetingKind::Hello);
     }
-    let short = text.split(' ').count() <= 6;
-    if short && starts_with(THANKS) {
+    // At most six words: at most five spaces between them (words are joined by one space).
+    if starts_with(THANKS) && text.bytes().filter(|b| *b == b' ').count() <= 5 {
         return Some(GreetingKind::Thanks);
     }
     None

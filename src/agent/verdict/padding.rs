@@ -92,13 +92,22 @@ fn tidied_or(text: &str, answer: &str) -> String {
 /// phrases are ASCII), and [`strip`] has nothing to cut. Most answers hold none: one pass
 /// over the answer instead of each sentence lowercased and searched for each phrase.
 fn may_hold_padding(answer: &str) -> bool {
+    // The phrases are lowercase: matched without ASCII case, an ASCII answer needs no lowered
+    // copy. Other text is lowered first, since lowering maps some letters outside ASCII to
+    // ASCII ones (the Kelvin sign to `k`).
     static PADDING: std::sync::LazyLock<aho_corasick::AhoCorasick> =
         std::sync::LazyLock::new(|| {
             let phrases = META_PHRASES.iter().chain(META_OPENINGS);
-            aho_corasick::AhoCorasick::new(phrases.chain(&["[...]", "[…]"]))
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(phrases.chain(&["[...]", "[…]"]))
                 .expect("a short list of phrases")
         });
-    PADDING.is_match(&answer.to_lowercase())
+    if answer.is_ascii() {
+        PADDING.is_match(answer)
+    } else {
+        PADDING.is_match(&answer.to_lowercase())
+    }
 }
 
 /// The sentences of a line, each with the spaces after it.
@@ -205,6 +214,24 @@ mod tests {
         #[test]
         fn answers_are_stripped_as_sentence_by_sentence(answer in answer()) {
             prop_assert_eq!(strip(&answer), strip_by_sentence(&answer));
+        }
+
+        #[test]
+        fn padding_is_found_as_in_the_lowered_answer(answer in answer()) {
+            let lowered = answer.to_lowercase();
+            let in_lowered = META_PHRASES
+                .iter()
+                .chain(META_OPENINGS)
+                .chain(&["[...]", "[…]"])
+                .any(|phrase| lowered.contains(phrase));
+            prop_assert_eq!(may_hold_padding(&answer), in_lowered);
+        }
+    }
+
+    #[test]
+    fn the_padding_phrases_are_lowercase() {
+        for phrase in META_PHRASES.iter().chain(META_OPENINGS) {
+            assert_eq!(*phrase, phrase.to_lowercase(), "{phrase}");
         }
     }
 
