@@ -173,17 +173,19 @@ static LEXICON: LazyLock<std::collections::HashMap<&'static str, [f32; 7], WordH
 /// [`LEXICON`] by the FNV-1a hash of each word's bytes: a word of ASCII text is looked up by
 /// the hash worked out as its bytes are read, without a lowered copy of the text or a second
 /// pass over the word to hash it.
-static BY_HASH: LazyLock<std::collections::HashMap<u64, (&'static str, [f32; 7]), AlreadyHashed>> =
-    LazyLock::new(|| {
-        LEXICON
-            .iter()
-            .map(|(word, shares)| {
-                let mut hash = Fnv::default();
-                hash.write(word.as_bytes());
-                (hash.finish(), (*word, *shares))
-            })
-            .collect()
-    });
+static BY_HASH: LazyLock<HashedLexicon> = LazyLock::new(|| {
+    LEXICON
+        .iter()
+        .map(|(word, shares)| {
+            let mut hash = Fnv::default();
+            hash.write(word.as_bytes());
+            (hash.finish(), (*word, *shares))
+        })
+        .collect()
+});
+
+/// Each word's hash, the word, and its languages' shares.
+type HashedLexicon = std::collections::HashMap<u64, (&'static str, [f32; 7]), AlreadyHashed>;
 
 /// The table of [`BY_HASH`] takes its keys, hashes already, as they are.
 type AlreadyHashed = std::hash::BuildHasherDefault<KeyIsHash>;
