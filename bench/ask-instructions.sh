@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Instructions per /ask answer, which do not move with the machine as timings do: the server
 # (`serve` on the one-call path or the `bare` handler; `search-first`, serve searching the empty
-# store before its call, or `bare-search`, the same search and call) under callgrind, one wrk connection
+# store before its call, or `bare-search`, the same search and call; `docs`, serve answering a
+# question its user documentation answers from a store holding it, or `bare-docs`, the same
+# search and the request serve sent) under callgrind, one wrk connection
 # for SHORT then LONG seconds; the difference of the two profiles over the difference in
 # answers cancels start-up. Prints the whole process and the TOP inclusive frames per answer
 # (the table of BENCHMARKS.md's "Instructions per served answer"). Slow: about two minutes.
 # KEEP=DIR keeps both profiles there (short.cg, long.cg) for callgrind_annotate.
 # CACHE=1 simulates a core's caches too (32 KB L1 code, 48 KB L1 data, 1 MB second level) and
 # prints their misses per answer (BENCHMARKS.md, "Whole-program optimisation").
-# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] [CACHE=1] bench/ask-instructions.sh serve|bare|search-first|bare-search
+# usage: [SHORT=8] [LONG=20] [TOP=40] [KEEP=DIR] [CACHE=1] bench/ask-instructions.sh serve|bare|search-first|bare-search|docs|bare-docs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -26,23 +28,28 @@ DATABASE_URL="sqlite://$work/kb.sqlite" "$bin" db migrate >/dev/null
 settings=(DATABASE_URL="sqlite://$work/kb.sqlite" LLM_BASE_URL="$provider/v1" OPENROUTER_API_KEY=bench
   ANSWER_MODEL=bench/model REQUIRE_AUTH=false EMBEDDING_PROVIDER=local MAX_IN_FLIGHT=1024 RUST_LOG=warn
   MAX_IN_FLIGHT_PER_CALLER=0 REQUESTS_PER_MINUTE=0 TOKENS_PER_HOUR=0 SCOPE_CHECK=false)
+load=ask; captured='{"question":"capture"}'
 case $target in
   serve|bare) settings+=(SEARCH_FIRST=false); limit=bare ;;
   search-first|bare-search) limit=bare-search ;;
-  *) echo "usage: bench/ask-instructions.sh serve|bare|search-first|bare-search" >&2; exit 2 ;;
+  docs|bare-docs) limit=bare-docs; load=ask-docs
+    captured=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-docs.lua)
+    DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local "$bin" ingest documentation/user >/dev/null ;;
+  *) echo "usage: bench/ask-instructions.sh serve|bare|search-first|bare-search|docs|bare-docs" >&2; exit 2 ;;
 esac
+warm_up=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "bench/peer/$load.lua")
 
 # One profiled run of $seconds; prints the answers it made.
 profile() {
   local seconds=$1 out=$2 port url pid
   port=$(port); url="http://127.0.0.1:$port"
-  if [ "$target" = serve ] || [ "$target" = search-first ]; then
+  if [ "$target" = serve ] || [ "$target" = search-first ] || [ "$target" = docs ]; then
     env "${settings[@]}" BIND="127.0.0.1:$port" "${callgrind[@]}" --callgrind-out-file="$out" \
       "$bin" serve > "$work/server.out" 2>&1 & pid=$!
   else
     env "${settings[@]}" BIND="127.0.0.1:$port" "$bin" serve > "$work/capture.out" 2>&1 & local capture=$!
     for _ in $(seq 100); do curl -fs "$url/healthz" >/dev/null && break; sleep 0.1; done
-    curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"capture"}' "$url/ask" >/dev/null
+    curl -fs -XPOST -H 'content-type: application/json' -d "$captured" "$url/ask" >/dev/null
     curl -fs "$provider/last-request" > "$work/request.json"
     kill "$capture"; wait "$capture" 2>/dev/null || true
     env DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local "${callgrind[@]}" \
@@ -53,8 +60,8 @@ profile() {
   fi
   pids+=($pid)
   for _ in $(seq 600); do curl -fs -XPOST -H 'content-type: application/json' \
-    -d '{"question":"warm up"}' "$url/ask" >/dev/null 2>&1 && break; sleep 0.2; done
-  wrk -t1 -c1 -d"${seconds}s" -s bench/peer/ask.lua "$url/ask" | sed -n 's/ *\([0-9]*\) requests in.*/\1/p'
+    -d "$warm_up" "$url/ask" >/dev/null 2>&1 && break; sleep 0.2; done
+  wrk -t1 -c1 -d"${seconds}s" -s "bench/peer/$load.lua" "$url/ask" | sed -n 's/ *\([0-9]*\) requests in.*/\1/p'
   kill -INT "$pid"; sleep 3; kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 }
 short=$(profile "${SHORT:-8}" "$work/short.cg"); long=$(profile "${LONG:-20}" "$work/long.cg")

@@ -2,11 +2,14 @@
 # /ask under load: `serve` against the limit (a bare axum handler making the same single provider
 # call) and the peer (FastAPI + uvicorn + httpx), all three over the same zero-latency scripted
 # provider, with wrk at 1, 16 and 256 concurrent connections; serve also on its default
-# documentation path (the question searched in an empty store first, `serve-search-first`, against
-# `bare-search`, which makes the same search through the library and the same call) and on
-# the live path (`serve-live`: one get_occupancy call to `crowdvision-agent sim` between two model
-# calls, against `bare-live`, which makes the same two calls and the one simulator request); then
-# serve's resident memory idle and with 256 open SSE streams. Installs wrk from Debian and the peer into a venv when missing.
+# documentation path, twice: the question searched in an empty store first (`serve-search-first`,
+# against `bare-search`, which makes the same search through the library and the same call), and
+# a question the project's user documentation answers, searched in a store holding it
+# (`serve-docs`, answered from a passage with its marker, against `bare-docs`, the same search
+# and the request serve sent); and on the live path (`serve-live`, an Acme staff member asking
+# about a room, against `bare-live`, the provider's get_occupancy call, the one simulator request
+# and the second call); then serve's resident memory idle and with 256 open SSE streams.
+# Installs wrk from Debian and the peer into a venv when missing.
 # usage: bench/serve-load.sh        (DURATION=10s per run, RUNS=3, CLIENTS="1 16 256"; PGO=1: the
 #        build of scripts/build-pgo; TARGETS="serve-search-first bare-search": only those rows)
 # Each share printed at the end is the median over runs of target ÷ limit within one run.
@@ -87,6 +90,27 @@ DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local \
 bare_search=$url; bare_search_pid=${pids[-1]}
 wait_ready_post "$bare_search/ask"
 
+# The documentation path that finds passages: the project's user documentation in a store of
+# its own, a question it answers (`serve-docs`), against `bare-docs`, which makes the same search
+# and posts the request serve sent for that question.
+docs_store="sqlite://$work/docs.sqlite"
+DATABASE_URL=$docs_store "$bin" db migrate >/dev/null
+DATABASE_URL=$docs_store EMBEDDING_PROVIDER=local "$bin" ingest documentation/user >/dev/null
+start_serve docs SCOPE_CHECK=false DATABASE_URL="$docs_store"; docs=$url; docs_pid=$pid
+docs_body=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-docs.lua)
+curl -fs -XPOST -H 'content-type: application/json' -d "$docs_body" "$docs/ask" > "$work/docs.json"
+python3 - "$work/docs.json" <<'PY' || exit 1
+import json, sys
+answer = json.load(open(sys.argv[1]))
+if answer["decision"] != "answered" or not answer["citations"] or answer["usage"]["model_calls"] != 1:
+    sys.exit(f"the documentation path did not answer from a passage in one call: {answer}")
+PY
+curl -fs "$provider/last-request" > "$work/docs-request.json"
+DATABASE_URL=$docs_store EMBEDDING_PROVIDER=local \
+  start bare_docs "$helper" bare-docs "$provider" "$work/docs-request.json"
+bare_docs=$url; bare_docs_pid=${pids[-1]}
+wait_ready_post "$bare_docs/ask"
+
 # The live path: the simulator as the twin and sensor services, an Acme staff member asking.
 sim_port=$(port)
 "$bin" sim --bind "127.0.0.1:$sim_port" > "$work/sim.out" 2>&1 &
@@ -124,6 +148,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|"
 # Each target beside its limit, so that the two runs of a pair are seconds apart.
 all_targets=("serve $serve $serve_pid ask" "bare-axum $bare $bare_pid ask"
   "serve-search-first $search_first $search_first_pid ask" "bare-search $bare_search $bare_search_pid ask"
+  "serve-docs $docs $docs_pid ask-docs" "bare-docs $bare_docs $bare_docs_pid ask-docs"
   "serve-live $live $live_pid ask-live" "bare-live $bare_live $bare_live_pid ask-live"
   "fastapi $peer $peer_pid ask")
 targets=()
@@ -131,7 +156,7 @@ for target in "${all_targets[@]}"; do
   name=${target%% *}
   if [ -z "${TARGETS:-}" ] || [[ " $TARGETS " == *" $name "* ]]; then targets+=("$target"); fi
 done
-[ "${#targets[@]}" -gt 0 ] || { echo "TARGETS names none of: serve bare-axum serve-search-first bare-search serve-live bare-live fastapi" >&2; exit 2; }
+[ "${#targets[@]}" -gt 0 ] || { echo "TARGETS names none of: serve bare-axum serve-search-first bare-search serve-docs bare-docs serve-live bare-live fastapi" >&2; exit 2; }
 # Runs take turns (run 1 of every target, then run 2, ...) so that a change in what else the
 # machine is doing falls on every target alike rather than on the ones measured last; every
 # other run goes through the targets backwards, so that neither side of a pair always runs first.
@@ -141,7 +166,7 @@ for c in $clients; do
     [ $(( run % 2 )) = 0 ] && order=$(echo "$order" | tac)
     for i in $order; do
       set -- ${targets[$i]}
-      if [ "$4" = ask-live ]; then warm_up=$live_body; else warm_up='{"question":"warm up"}'; fi
+      warm_up=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "bench/peer/$4.lua")
       curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$warm_up" "$2/ask" >/dev/null
       before=$(cpu_ticks "$3")
       wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s "bench/peer/$4.lua" "$2/ask" > "$work/wrk.$i.$run.txt"
@@ -186,6 +211,7 @@ for line in open(sys.argv[1]):
     name, clients, run, rate = line.split()
     rates.setdefault((name, clients), {})[run] = float(rate)
 for target, limit in [("serve", "bare-axum"), ("serve-search-first", "bare-search"),
+                      ("serve-docs", "bare-docs"),
                       ("serve-search-first", "bare-axum"), ("serve-live", "bare-live")]:
     shares = []
     for (name, clients), runs in rates.items():

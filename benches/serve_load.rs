@@ -7,7 +7,10 @@
 //!   token and then nothing for ten minutes, so that a client's stream stays open (for the
 //!   memory figure). `GET /last-request` returns the last request body it received.
 //!   A question holding `LIVE-PATH` is answered with one `get_occupancy` call first, and text
-//!   once the request carries its tool result. `GET /previous-request` returns the one before.
+//!   once the request carries its tool result. A request whose question came with
+//!   documentation passages (a `[^chunk_id]` marker in its last message) is answered with the
+//!   first sentence of the first passage and its marker: an answer serve's checks find
+//!   supported. `GET /previous-request` returns the one before.
 //! - `bare PROVIDER_URL REQUEST_FILE`: the limit to compare `serve` with, a bare axum
 //!   `POST /ask` that makes the same single provider call (the request `serve` sent, captured
 //!   from the provider, with the question put in its last message) with the same HTTP client
@@ -19,6 +22,11 @@
 //!   (captured for the question `capture`, no passages in it) is the one a search that found
 //!   nothing leads to, its last message's opening kept before each question; the handler
 //!   refuses to answer if the search finds something.
+//! - `bare-docs PROVIDER_URL REQUEST_FILE`: the limit of the documentation path that finds
+//!   passages: the search of `bare-search` in a store holding documentation, then the request
+//!   serve sent for the same question (captured with its passages) posted as it is. Every
+//!   request of the load asks that one question; the handler refuses to answer if the search
+//!   finds nothing.
 //! - `bare-live PROVIDER_URL SIM_URL FIRST_REQUEST SECOND_REQUEST CLAIMS`: the limit of the live
 //!   path: the first captured call, the building's occupancy from the simulator (as the caller,
 //!   `CLAIMS` in `x-gateway-claims`), then the second captured call, and the answer's text.
@@ -58,6 +66,7 @@ async fn main() {
         ["bare-search", provider, request] => {
             serve(bare_search_router(provider, request).await).await
         }
+        ["bare-docs", provider, request] => serve(bare_docs_router(provider, request).await).await,
         ["bare-live", provider, sim, first, second, claims] => {
             serve(bare_live_router(provider, sim, first, second, claims)).await
         }
@@ -144,11 +153,48 @@ fn live_reply(body: &[u8], usage: &Value) -> Option<Response> {
     )
 }
 
+/// The documentation path's answer: the first sentence of the first passage the request's
+/// last message carries, with that passage's marker.
+fn cited_reply(body: &[u8], usage: &Value) -> Option<Response> {
+    if !contains(body, "[^") {
+        return None;
+    }
+    let request: Value = serde_json::from_slice(body).ok()?;
+    let last = request["messages"].as_array()?.last()?["content"].as_str()?;
+    let answer = first_cited_sentence(last)?;
+    Some(
+        Json(json!({
+            "id": "bench", "object": "chat.completion", "model": "bench/model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": answer}}],
+            "usage": usage,
+        }))
+        .into_response(),
+    )
+}
+
+/// `Sentence. [^id]` from the first passage of `prompt`: its marker, then its first line that
+/// is neither blank nor a heading, up to the first full stop.
+fn first_cited_sentence(prompt: &str) -> Option<String> {
+    let marked = &prompt[prompt.find("[^")?..];
+    let marker = &marked[..=marked.find(']')?];
+    let prose = marked
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))?;
+    let sentence = prose.find(". ").map_or(prose, |end| &prose[..=end]);
+    Some(format!("{sentence} {marker}"))
+}
+
 async fn completion(body: Bytes) -> Response {
     let probe: Probe = serde_json::from_slice(&body).unwrap();
     let usage = json!({"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52});
     if !probe.stream {
         if let Some(reply) = live_reply(&body, &usage) {
+            return reply;
+        }
+        if let Some(reply) = cited_reply(&body, &usage) {
             return reply;
         }
         return Json(json!({
@@ -249,6 +295,27 @@ async fn bare_search_router(provider: &str, request_file: &str) -> Router {
             assert!(found.is_empty(), "the bench's store is empty");
             let call = call_for(&before, asked, &after);
             Json(json!({"answer": answer_of(&http, &url, call).await}))
+        }),
+    )
+}
+
+async fn bare_docs_router(provider: &str, request_file: &str) -> Router {
+    let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
+    let http = crowdvision_agent::http::client_builder().build().unwrap();
+    let call = std::fs::read_to_string(request_file).unwrap();
+    let config = Config::load(None).expect("the environment configures the store");
+    let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
+    let anonymous = Arc::new(AuthUser::anonymous());
+    Router::new().route(
+        "/ask",
+        post(move |Json(request): Json<Value>| async move {
+            let asked = request["question"].as_str().unwrap_or_default();
+            let found = retriever
+                .search(asked, &anonymous, None, SearchMode::Hybrid)
+                .await
+                .unwrap();
+            assert!(!found.is_empty(), "the bench's documentation answers the question");
+            Json(json!({"answer": answer_of(&http, &url, call.clone()).await}))
         }),
     )
 }
