@@ -277,35 +277,33 @@ async fn answer_of(http: &reqwest::Client, url: &str, call: String) -> Value {
     reply["choices"][0]["message"]["content"].take()
 }
 
+/// What the documentation path's limits find in their store: nothing (`bare-search`, whose
+/// call is built around each question) or passages (`bare-docs`, whose call is the captured
+/// one, for the one question of its load).
+enum Searched {
+    Nothing { before: String, after: String },
+    Passages { call: String },
+}
+
 async fn bare_search_router(provider: &str, request_file: &str) -> Router {
-    let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
-    let http = crowdvision_agent::http::client_builder().build().unwrap();
     let (before, after) = request_around_question(request_file, Some("capture"));
-    let config = Config::load(None).expect("the environment configures the store");
-    let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
-    let anonymous = Arc::new(AuthUser::anonymous());
-    Router::new().route(
-        "/ask",
-        post(move |Json(request): Json<Value>| async move {
-            let asked = request["question"].as_str().unwrap_or_default();
-            let found = retriever
-                .search(asked, &anonymous, None, SearchMode::Hybrid)
-                .await
-                .unwrap();
-            assert!(found.is_empty(), "the bench's store is empty");
-            let call = call_for(&before, asked, &after);
-            Json(json!({"answer": answer_of(&http, &url, call).await}))
-        }),
-    )
+    searching_router(provider, Searched::Nothing { before, after }).await
 }
 
 async fn bare_docs_router(provider: &str, request_file: &str) -> Router {
+    let call = std::fs::read_to_string(request_file).unwrap();
+    searching_router(provider, Searched::Passages { call }).await
+}
+
+/// `POST /ask`: the question searched through the library as the anonymous caller, in the
+/// store the environment configures, then the one provider call.
+async fn searching_router(provider: &str, searched: Searched) -> Router {
     let url = format!("{}/v1/chat/completions", provider.trim_end_matches('/'));
     let http = crowdvision_agent::http::client_builder().build().unwrap();
-    let call = std::fs::read_to_string(request_file).unwrap();
     let config = Config::load(None).expect("the environment configures the store");
     let retriever = Arc::new(Retriever::from_config(&config).await.unwrap());
     let anonymous = Arc::new(AuthUser::anonymous());
+    let searched = Arc::new(searched);
     Router::new().route(
         "/ask",
         post(move |Json(request): Json<Value>| async move {
@@ -314,8 +312,17 @@ async fn bare_docs_router(provider: &str, request_file: &str) -> Router {
                 .search(asked, &anonymous, None, SearchMode::Hybrid)
                 .await
                 .unwrap();
-            assert!(!found.is_empty(), "the bench's documentation answers the question");
-            Json(json!({"answer": answer_of(&http, &url, call.clone()).await}))
+            let call = match searched.as_ref() {
+                Searched::Nothing { before, after } => {
+                    assert!(found.is_empty(), "the bench's store is empty");
+                    call_for(before, asked, after)
+                }
+                Searched::Passages { call } => {
+                    assert!(!found.is_empty(), "the documentation answers the question");
+                    call.clone()
+                }
+            };
+            Json(json!({"answer": answer_of(&http, &url, call).await}))
         }),
     )
 }

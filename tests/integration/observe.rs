@@ -186,6 +186,13 @@ async fn an_answer_is_one_trace_of_genai_spans() {
         let span = one(&spans, &format!("retrieve.{stage}"));
         assert_eq!(span.parent_span_id, search.span_id, "{stage}");
     }
+    // An exported stage names what it ranked, best first, each id with its score.
+    let reranked = one(&spans, "retrieve.rerank");
+    let found = int_attribute(reranked, "results").unwrap();
+    assert!(found > 0, "the traced question finds passages");
+    let ranked = str_attribute(reranked, "ranked").expect("the ranking is recorded");
+    assert_eq!(ranked.split(' ').count() as i64, found, "{ranked}");
+    assert!(ranked.split(' ').all(|hit| hit.contains(':')), "{ranked}");
 
     // Tokens as the provider reported them, per generation and summed on the answer.
     let mut reported: Vec<(i64, i64)> = generations
