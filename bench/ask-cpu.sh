@@ -5,7 +5,10 @@
 # With PERF_RECORD=FILE, also records the server's call graphs there (perf record, DWARF unwinding)
 # for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes. 64 KiB of stack
 # per sample: with 16 KiB, half of serve's deep async stacks ended in `[unknown]`.
-# usage: [PERF_RECORD=FILE] bench/ask-cpu.sh serve|search-first|bare|bare-search
+# CONNS=N: N connections instead of 16. ALLOCS=1: also counts the server's allocations and their
+# bytes per answer (a uprobe on mimalloc's entry point, which slows the server; its requests/s
+# and CPU are then not the server's own).
+# usage: [PERF_RECORD=FILE] [CONNS=N] [ALLOCS=1] bench/ask-cpu.sh serve|search-first|bare|bare-search
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -48,11 +51,24 @@ if [ -n "${PERF_RECORD:-}" ]; then
   perf record -q -F 499 --call-graph dwarf,65528 -p "$pid" -o "$PERF_RECORD" -- sleep 5 2>/dev/null &
   record=$!
 fi
-wrk -t2 -c16 -d5s -s bench/peer/ask.lua "$url/ask" > "$work/wrk.txt"
+if [ -n "${ALLOCS:-}" ]; then
+  executable=$(readlink -f "/proc/$pid/exe")
+  perf probe -q -x "$executable" 'cv_alloc=mi_malloc_aligned size=%di:u64' 2>/dev/null
+  trap 'perf probe -q -d "probe_*:cv_alloc" 2>/dev/null; kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+  perf record -q -e 'probe_*:cv_alloc' -p "$pid" -o "$work/allocs.data" -- sleep 5 2>/dev/null &
+  allocs=$!
+fi
+wrk -t2 -c"${CONNS:-16}" -d5s -s bench/peer/ask.lua "$url/ask" > "$work/wrk.txt"
 wait "$stat"
 if [ -n "${PERF_RECORD:-}" ]; then wait "$record"; fi
+if [ -n "${ALLOCS:-}" ]; then wait "$allocs"; fi
 answers=$(sed -n 's/ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
 echo "$1: $(sed -n 's/Requests\/sec: *//p' "$work/wrk.txt") requests/s"
 awk -v n="$answers" -v hz="$(getconf CLK_TCK)" -v t=$(( $(ticks) - before )) '
   /context-switches|sys_enter/ { gsub(",", "", $1); printf "  %s per answer: %.2f\n", $2, $1 / n }
   END { printf "  server CPU per answer: %.0f µs\n", t / hz / n * 1e6 }' "$work/stat"
+if [ -n "${ALLOCS:-}" ]; then
+  perf script -i "$work/allocs.data" -F trace 2>/dev/null | sed -n 's/.*size=\([0-9]*\).*/\1/p' |
+    awk -v n="$answers" '{ count++; bytes += $1 }
+      END { printf "  allocations per answer: %.0f, %.1f KB\n", count / n, bytes / n / 1024 }'
+fi

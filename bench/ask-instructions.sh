@@ -33,11 +33,11 @@ case $target in
   serve|bare) settings+=(SEARCH_FIRST=false); limit=bare ;;
   search-first|bare-search) limit=bare-search ;;
   docs|bare-docs) limit=bare-docs; load=ask-docs
-    captured=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-docs.lua)
+    captured=$(wrk_body bench/peer/ask-docs.lua)
     DATABASE_URL="sqlite://$work/kb.sqlite" EMBEDDING_PROVIDER=local "$bin" ingest documentation/user >/dev/null ;;
   *) echo "usage: bench/ask-instructions.sh serve|bare|search-first|bare-search|docs|bare-docs" >&2; exit 2 ;;
 esac
-warm_up=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "bench/peer/$load.lua")
+warm_up=$(wrk_body "bench/peer/$load.lua")
 
 # One profiled run of $seconds; prints the answers it made.
 profile() {

@@ -11,3 +11,6 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "serve_load" and m.get("executable"):
         print(m["executable"])'
 }
+
+# The request body a wrk script of bench/peer/ sends (its `wrk.body = '…'` line).
+wrk_body() { sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$1"; }

@@ -97,7 +97,7 @@ docs_store="sqlite://$work/docs.sqlite"
 DATABASE_URL=$docs_store "$bin" db migrate >/dev/null
 DATABASE_URL=$docs_store EMBEDDING_PROVIDER=local "$bin" ingest documentation/user >/dev/null
 start_serve docs SCOPE_CHECK=false DATABASE_URL="$docs_store"; docs=$url; docs_pid=$pid
-docs_body=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-docs.lua)
+docs_body=$(wrk_body bench/peer/ask-docs.lua)
 curl -fs -XPOST -H 'content-type: application/json' -d "$docs_body" "$docs/ask" > "$work/docs.json"
 python3 - "$work/docs.json" <<'PY' || exit 1
 import json, sys
@@ -120,7 +120,7 @@ wait_ready "$sim/_sim/requests"
 start_serve live SCOPE_CHECK=false SEARCH_FIRST=false TWIN_SERVICE_URL="$sim" SENSOR_SERVICE_URL="$sim"
 live=$url; live_pid=$pid
 claims=$(sed -n 's/.*X-Gateway-Claims"\] = "\(.*\)"/\1/p' bench/peer/ask-live.lua)
-live_body=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" bench/peer/ask-live.lua)
+live_body=$(wrk_body bench/peer/ask-live.lua)
 curl -fs -XDELETE "$sim/_sim/requests" >/dev/null
 curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$live_body" "$live/ask" > "$work/live.json"
 grep -q '"get_occupancy"' "$work/live.json" || { echo "the live path made no tool call: $(cat "$work/live.json")" >&2; exit 1; }
@@ -166,7 +166,7 @@ for c in $clients; do
     [ $(( run % 2 )) = 0 ] && order=$(echo "$order" | tac)
     for i in $order; do
       set -- ${targets[$i]}
-      warm_up=$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "bench/peer/$4.lua")
+      warm_up=$(wrk_body "bench/peer/$4.lua")
       curl -fs -XPOST -H 'content-type: application/json' -H "x-gateway-claims: $claims" -d "$warm_up" "$2/ask" >/dev/null
       before=$(cpu_ticks "$3")
       wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"$duration" --latency -s "bench/peer/$4.lua" "$2/ask" > "$work/wrk.$i.$run.txt"
