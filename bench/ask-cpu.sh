@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One /ask target under wrk at 16 connections for 5 s, with the server's CPU, context switches
-# and syscalls per answer (perf stat): the figures of BENCHMARKS.md's "The embedded store's
-# searches off sqlx". Same provider and settings as bench/serve-load.sh, empty store.
+# One /ask target under wrk at 16 connections for 5 s, with the server's CPU (and the kernel's
+# part of it), context switches, syscalls and page faults per answer (perf stat, /proc): the
+# figures of BENCHMARKS.md's "The embedded store's searches off sqlx". Same provider and
+# settings as bench/serve-load.sh, empty store.
 # With PERF_RECORD=FILE, also records the server's call graphs there (perf record, DWARF unwinding)
 # for `perf report -i FILE --children`: the profile shares BENCHMARKS.md quotes. 64 KiB of stack
 # per sample: with 16 KiB, half of serve's deep async stacks ended in `[unknown]`.
@@ -44,7 +45,9 @@ if [ "$1" = bare-search ]; then # the same search of the same store, then search
 fi
 curl -fs -XPOST -H 'content-type: application/json' -d '{"question":"warm up"}' "$url/ask" >/dev/null
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-before=$(ticks)
+system_ticks() { awk '{print $15}' "/proc/$pid/stat"; }
+faults() { awk '{print $10}' "/proc/$pid/stat"; }
+before=$(ticks); system_before=$(system_ticks); faults_before=$(faults)
 perf stat -e context-switches,raw_syscalls:sys_enter -p "$pid" -o "$work/stat" -- sleep 5 &
 stat=$!
 if [ -n "${PERF_RECORD:-}" ]; then
@@ -64,9 +67,11 @@ if [ -n "${PERF_RECORD:-}" ]; then wait "$record"; fi
 if [ -n "${ALLOCS:-}" ]; then wait "$allocs"; fi
 answers=$(sed -n 's/ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
 echo "$1: $(sed -n 's/Requests\/sec: *//p' "$work/wrk.txt") requests/s"
-awk -v n="$answers" -v hz="$(getconf CLK_TCK)" -v t=$(( $(ticks) - before )) '
+awk -v n="$answers" -v hz="$(getconf CLK_TCK)" -v t=$(( $(ticks) - before )) \
+  -v sys=$(( $(system_ticks) - system_before )) -v faults=$(( $(faults) - faults_before )) '
   /context-switches|sys_enter/ { gsub(",", "", $1); printf "  %s per answer: %.2f\n", $2, $1 / n }
-  END { printf "  server CPU per answer: %.0f µs\n", t / hz / n * 1e6 }' "$work/stat"
+  END { printf "  server CPU per answer: %.0f µs, of it in the kernel: %.0f µs\n", t / hz / n * 1e6, sys / hz / n * 1e6
+        printf "  page faults per answer: %.3f\n", faults / n }' "$work/stat"
 if [ -n "${ALLOCS:-}" ]; then
   perf script -i "$work/allocs.data" -F trace 2>/dev/null | sed -n 's/.*size=\([0-9]*\).*/\1/p' |
     awk -v n="$answers" '{ count++; bytes += $1 }

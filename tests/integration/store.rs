@@ -262,6 +262,32 @@ async fn sqlite_keyword_index_follows_writes_and_deletes() {
 }
 
 #[tokio::test]
+async fn sqlite_keyword_ranking_reads_the_question_terms_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
+        .await
+        .unwrap();
+    store.migrate(DIM).await.unwrap();
+    store.ensure_embedding("m", DIM).await.unwrap();
+    store
+        .write_document(&document("a.md", "x1", 3, &[]))
+        .await
+        .unwrap();
+    let terms = ["chunk".to_string(), "guide".to_string()];
+    let [_, (_, keyword_plan)] = store
+        .search_plans(&[0.5; DIM], &terms, &[], 5)
+        .await
+        .unwrap();
+    // The terms' JSON becomes a table once, instead of being parsed again per candidate chunk.
+    assert!(keyword_plan.contains("MATERIALIZE q"), "{keyword_plan}");
+    assert_eq!(
+        keyword_plan.matches("SCAN j VIRTUAL TABLE").count(),
+        1,
+        "{keyword_plan}"
+    );
+}
+
+#[tokio::test]
 async fn postgres_keyword_index_follows_writes_and_deletes() {
     let Some(db) = TestDatabase::create().await else {
         return;

@@ -30,10 +30,11 @@ pub(super) const VISIBLE: &str = "(c.permissions = '[]' OR EXISTS (
 static VECTOR_SCAN_SQL: LazyLock<String> =
     LazyLock::new(|| format!("SELECT c.id, c.embedding FROM chunks c WHERE {VISIBLE}"));
 
-/// The winners' text, fetched by id with the filter applied again.
+/// The winners' text, fetched by id with the filter applied again; the chunk's columns first,
+/// as `chunk_of` reads them, then the id.
 static FETCH_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT c.id, c.chunk_id, d.source, c.section, c.kind, c.text
+        "SELECT c.chunk_id, d.source, c.section, c.kind, c.text, c.id
          FROM chunks c JOIN documents d ON d.id = c.document_id
          WHERE c.id IN (SELECT value FROM json_each(?2)) AND {VISIBLE}"
     )
@@ -175,7 +176,7 @@ pub fn vector_search(
     let mut by_id = HashMap::new();
     let mut rows = fetch.query((allowed, ids.as_str()))?;
     while let Some(row) = rows.next()? {
-        by_id.insert(row.get::<_, i64>("id")?, chunk_of(row)?);
+        by_id.insert(row.get::<_, i64>(5)?, chunk_of(row)?);
     }
     let hits = winners
         .into_iter()
@@ -205,7 +206,7 @@ pub fn keyword_search(
     while let Some(row) = rows.next()? {
         hits.push(Hit {
             chunk: chunk_of(row)?,
-            score: row.get("score")?,
+            score: row.get(5)?,
         });
     }
     Ok(hits)
@@ -240,13 +241,15 @@ pub fn query_plan(connection: &Connection, sql: &str, binds: &[&str]) -> rusqlit
     Ok(details.join("\n"))
 }
 
+/// The chunk of a row that starts with `chunk_id, source, section, kind, text`, as both searches'
+/// rows do: read by position, since a lookup by name compares every column's name per value.
 fn chunk_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<RetrievedChunk> {
     Ok(RetrievedChunk {
-        chunk_id: row.get("chunk_id")?,
-        source: row.get("source")?,
-        section: row.get("section")?,
-        kind: row.get("kind")?,
-        text: row.get("text")?,
+        chunk_id: row.get(0)?,
+        source: row.get(1)?,
+        section: row.get(2)?,
+        kind: row.get(3)?,
+        text: row.get(4)?,
     })
 }
 
@@ -277,11 +280,22 @@ impl Ord for Candidate {
     }
 }
 
+/// Lanes of the cosine's sums. One running sum must add in order, which keeps the loop scalar;
+/// eight sums added together at the end let it run on vector registers (about a quarter of the
+/// instructions per stored vector). They round differently from one sum in the last bits only.
+const LANES: usize = 8;
+
+/// Cosine of `query` (whose norm is `query_norm`) and the little-endian `f32`s of `blob`, over
+/// as many dimensions as both hold.
 fn cosine(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
-    let mut dot = 0f32;
-    let mut norm = 0f32;
-    for (q, bytes) in query.iter().zip(blob.chunks_exact(4)) {
-        let v = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let dimensions = query.len().min(blob.len() / 4);
+    let whole = dimensions / LANES * LANES;
+    // Two passes, each with one kind of term: summed in one loop, the compiler pairs each
+    // dimension's two products in a register instead of filling registers with lanes.
+    let mut dot = laned_sum(&query[..whole], blob, |q, v| q * v);
+    let mut norm = laned_sum(&query[..whole], blob, |_, v| v * v);
+    for (index, q) in query.iter().enumerate().take(dimensions).skip(whole) {
+        let v = f32_at(blob, index);
         dot += q * v;
         norm += v * v;
     }
@@ -289,5 +303,84 @@ fn cosine(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
         0.0
     } else {
         dot / (norm.sqrt() * query_norm)
+    }
+}
+
+/// The sum of `term(q, v)` over whole lanes of `query` and the `f32`s of `blob`.
+fn laned_sum(query: &[f32], blob: &[u8], term: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut lanes = [0f32; LANES];
+    for (q, bytes) in query.chunks_exact(LANES).zip(blob.chunks_exact(4 * LANES)) {
+        for (lane, sum) in lanes.iter_mut().enumerate() {
+            *sum += term(q[lane], f32_at(bytes, lane));
+        }
+    }
+    lanes.iter().sum()
+}
+
+fn f32_at(bytes: &[u8], index: usize) -> f32 {
+    let at = 4 * index;
+    f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn blob_of(vector: &[f32]) -> Vec<u8> {
+        vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// `cosine` in double precision, one dimension after another: the sums over the dimensions
+    /// both hold, divided by the query's whole norm.
+    fn reference(query: &[f32], query_norm: f32, stored: &[f32]) -> f64 {
+        let (dot, norm) = query
+            .iter()
+            .zip(stored)
+            .map(|(&q, &v)| (f64::from(q), f64::from(v)))
+            .fold((0.0, 0.0), |(dot, norm), (q, v)| {
+                (dot + q * v, norm + v * v)
+            });
+        if norm == 0.0 || query_norm == 0.0 {
+            0.0
+        } else {
+            dot / (norm.sqrt() * f64::from(query_norm))
+        }
+    }
+
+    fn norm_of(vector: &[f32]) -> f32 {
+        vector.iter().map(|x| x * x).sum::<f32>().sqrt()
+    }
+
+    proptest! {
+        #[test]
+        fn the_laned_cosine_agrees_with_one_sum_in_double_precision(
+            pairs in proptest::collection::vec((-1.0f32..1.0, -1.0f32..1.0), 0..100),
+            stored_shorter_by in 0usize..3,
+        ) {
+            let (query, stored): (Vec<f32>, Vec<f32>) = pairs.into_iter().unzip();
+            let stored = &stored[..stored.len().saturating_sub(stored_shorter_by)];
+            let query_norm = norm_of(&query);
+            let laned = f64::from(cosine(&query, query_norm, &blob_of(stored)));
+            let expected = reference(&query, query_norm, stored);
+            prop_assert!((laned - expected).abs() < 1e-5, "{laned} against {expected}");
+        }
+    }
+
+    #[test]
+    fn an_empty_or_zero_vector_scores_zero() {
+        let query = [0.5f32; 20];
+        assert_eq!(cosine(&query, norm_of(&query), &blob_of(&[0.0; 20])), 0.0);
+        assert_eq!(cosine(&query, norm_of(&query), &[]), 0.0);
+        assert_eq!(cosine(&[0.0; 20], 0.0, &blob_of(&query)), 0.0);
+    }
+
+    #[test]
+    fn a_vector_is_nearest_to_itself_whatever_its_length() {
+        for length in [1, 7, 8, 9, 768, 1_030] {
+            let vector: Vec<f32> = (0..length).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
+            let score = cosine(&vector, norm_of(&vector), &blob_of(&vector));
+            assert!((score - 1.0).abs() < 1e-5, "{length}: {score}");
+        }
     }
 }
