@@ -212,18 +212,19 @@ async fn postgres_schema_has_the_expected_indexes() {
     db.drop_now().await;
 }
 
+/// A migrated SQLite store in `dir` that holds `document`.
+async fn sqlite_store_holding(dir: &std::path::Path, document: &NewDocument) -> SqliteStore {
+    let store = SqliteStore::open(&dir.join("kb.sqlite")).await.unwrap();
+    store.migrate(DIM).await.unwrap();
+    store.ensure_embedding("m", DIM).await.unwrap();
+    store.write_document(document).await.unwrap();
+    store
+}
+
 #[tokio::test]
 async fn sqlite_keyword_index_follows_writes_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
-        .await
-        .unwrap();
-    store.migrate(DIM).await.unwrap();
-    store.ensure_embedding("m", DIM).await.unwrap();
-    store
-        .write_document(&document("a.md", "x1", 2, &["admin"]))
-        .await
-        .unwrap();
+    let store = sqlite_store_holding(dir.path(), &document("a.md", "x1", 2, &["admin"])).await;
     let postings = || async {
         let holding: i64 =
             sqlx::query_scalar("SELECT count(*) FROM chunk_terms WHERE term = 'chunk'")
@@ -264,15 +265,7 @@ async fn sqlite_keyword_index_follows_writes_and_deletes() {
 #[tokio::test]
 async fn sqlite_keyword_ranking_reads_the_question_terms_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("kb.sqlite"))
-        .await
-        .unwrap();
-    store.migrate(DIM).await.unwrap();
-    store.ensure_embedding("m", DIM).await.unwrap();
-    store
-        .write_document(&document("a.md", "x1", 3, &[]))
-        .await
-        .unwrap();
+    let store = sqlite_store_holding(dir.path(), &document("a.md", "x1", 3, &[])).await;
     let terms = ["chunk".to_string(), "guide".to_string()];
     let [_, (_, keyword_plan)] = store
         .search_plans(&[0.5; DIM], &terms, &[], 5)
