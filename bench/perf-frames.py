@@ -3,6 +3,9 @@
 
     bench/perf-frames.py FILE US_PER_ANSWER PATTERN...   each pattern's subtree
     bench/perf-frames.py FILE US_PER_ANSWER --self [N]   the N frames most often on top
+    bench/perf-frames.py FILE US_PER_ANSWER --crates     the same, summed by crate (SQLite,
+                                                         mimalloc, libc's mem*, and plain C
+                                                         names, the kernel's and libc's, apart)
 
 A pattern's figure is the share of samples whose stack holds a frame containing it, times the
 server's CPU per answer that ask-cpu.sh printed: the µs per answer BENCHMARKS.md quotes.
@@ -27,6 +30,23 @@ def stacks(path):
             yield frames
 
 
+def crate_of(frame):
+    """The part of the program a frame belongs to: a Rust path's first segment, or a C group."""
+    name = frame.lstrip("<&")
+    if re.match(r"(sqlite3|pcache|btree|vdbe|walIndex|pager|unixLock|posix_lock)", name, re.I):
+        return "SQLite"
+    if name.startswith(("mi_", "_mi_")):
+        return "mimalloc"
+    if any(part in name for part in ("memcpy", "memmove", "memset", "memcmp")):
+        return "libc mem*"
+    rust = re.match(r"([a-z_0-9]+)::", name)
+    if rust:
+        return rust.group(1)
+    if re.match(r"[a-z_0-9.]+$", name):
+        return "kernel and libc"
+    return "other"
+
+
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
@@ -39,6 +59,11 @@ def main():
         count = int(wanted[1]) if len(wanted) > 1 else 30
         for frame, hits in top.most_common(count):
             print(f"{hits / len(samples) * per_answer:7.2f} µs  {frame}")
+        return
+    if wanted[0] == "--crates":
+        crates = collections.Counter(crate_of(frames[0]) for frames in samples)
+        for crate, hits in crates.most_common():
+            print(f"{hits / len(samples) * per_answer:7.2f} µs  {crate}")
         return
     for pattern in wanted:
         hits = sum(1 for frames in samples if any(pattern in f for f in frames))

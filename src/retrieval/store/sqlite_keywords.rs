@@ -16,7 +16,7 @@ FROM json_each(?1) j ORDER BY j.key";
 /// in `VISIBLE`), `?2` the terms as `[{term, idf, selects}, …]`, `?3` the limit.
 /// The result's columns are read by position (`sqlite_search::chunk_of`, then the score).
 /// `q` is MATERIALIZED: left to itself, SQLite folds it into `scored` and parses `?2` again for
-/// every candidate chunk: a fifth of a documentation search's instructions (BENCHMARKS.md).
+/// every candidate chunk (46 times per answer for the benchmark's question, BENCHMARKS.md).
 pub fn rank_sql(visible: &str) -> String {
     format!(
         "WITH q AS MATERIALIZED (SELECT json_extract(j.value, '$.term') AS term, json_extract(j.value, '$.idf') AS idf,

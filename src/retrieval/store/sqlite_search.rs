@@ -176,7 +176,7 @@ pub fn vector_search(
     let mut by_id = HashMap::new();
     let mut rows = fetch.query((allowed, ids.as_str()))?;
     while let Some(row) = rows.next()? {
-        by_id.insert(row.get::<_, i64>(5)?, chunk_of(row)?);
+        by_id.insert(row.get::<_, i64>(AFTER_CHUNK)?, chunk_of(row)?);
     }
     let hits = winners
         .into_iter()
@@ -206,7 +206,7 @@ pub fn keyword_search(
     while let Some(row) = rows.next()? {
         hits.push(Hit {
             chunk: chunk_of(row)?,
-            score: row.get(5)?,
+            score: row.get(AFTER_CHUNK)?,
         });
     }
     Ok(hits)
@@ -240,6 +240,10 @@ pub fn query_plan(connection: &Connection, sql: &str, binds: &[&str]) -> rusqlit
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(details.join("\n"))
 }
+
+/// The column after the chunk's five in both searches' rows: the vector winners' id, the keyword
+/// hits' score.
+const AFTER_CHUNK: usize = 5;
 
 /// The chunk of a row that starts with `chunk_id, source, section, kind, text`, as both searches'
 /// rows do: read by position, since a lookup by name compares every column's name per value.
@@ -281,8 +285,8 @@ impl Ord for Candidate {
 }
 
 /// Lanes of the cosine's sums. One running sum must add in order, which keeps the loop scalar;
-/// eight sums added together at the end let it run on vector registers (about a quarter of the
-/// instructions per stored vector). They round differently from one sum in the last bits only.
+/// eight sums added together at the end let it run on vector registers. They round differently
+/// from one sum in the last bits only.
 const LANES: usize = 8;
 
 /// Cosine of `query` (whose norm is `query_norm`) and the little-endian `f32`s of `blob`, over
