@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 
+/// One item of the fused ranking, its id borrowed from the lists it was fused from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fused {
-    pub id: String,
+pub struct Fused<'a> {
+    pub id: &'a str,
     pub vector_rank: Option<usize>,
     pub keyword_rank: Option<usize>,
     pub score: f64,
@@ -13,15 +14,15 @@ pub struct Fused {
 
 /// Fuses the vector and keyword rankings (ids best first). Ties keep the better best rank, then
 /// the id, so the order is deterministic.
-pub fn fuse(vector: &[String], keyword: &[String], k: u32) -> Vec<Fused> {
-    let mut by_id: HashMap<&str, Fused> = HashMap::new();
+pub fn fuse<'a>(vector: &[&'a str], keyword: &[&'a str], k: u32) -> Vec<Fused<'a>> {
+    let mut by_id: HashMap<&str, Fused> = HashMap::with_capacity(vector.len() + keyword.len());
     let contribution = |rank: usize| 1.0 / (f64::from(k) + rank as f64);
-    for (index, id) in vector.iter().enumerate() {
+    for (index, &id) in vector.iter().enumerate() {
         let entry = by_id.entry(id).or_insert_with(|| empty(id));
         entry.vector_rank.get_or_insert(index + 1);
         entry.score += contribution(index + 1);
     }
-    for (index, id) in keyword.iter().enumerate() {
+    for (index, &id) in keyword.iter().enumerate() {
         let entry = by_id.entry(id).or_insert_with(|| empty(id));
         if entry.keyword_rank.is_none() {
             entry.keyword_rank = Some(index + 1);
@@ -33,14 +34,14 @@ pub fn fuse(vector: &[String], keyword: &[String], k: u32) -> Vec<Fused> {
         b.score
             .total_cmp(&a.score)
             .then_with(|| best_rank(a).cmp(&best_rank(b)))
-            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.id.cmp(b.id))
     });
     fused
 }
 
-fn empty(id: &str) -> Fused {
+fn empty(id: &str) -> Fused<'_> {
     Fused {
-        id: id.to_string(),
+        id,
         vector_rank: None,
         keyword_rank: None,
         score: 0.0,
@@ -57,13 +58,9 @@ fn best_rank(f: &Fused) -> usize {
 mod tests {
     use super::*;
 
-    fn ids(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
     #[test]
     fn items_in_both_lists_rise() {
-        let fused = fuse(&ids(&["a", "b", "c"]), &ids(&["c", "d"]), 60);
+        let fused = fuse(&["a", "b", "c"], &["c", "d"], 60);
         assert_eq!(fused[0].id, "c");
         assert_eq!(
             (fused[0].vector_rank, fused[0].keyword_rank),
@@ -75,7 +72,7 @@ mod tests {
 
     #[test]
     fn ties_break_on_best_rank_then_id() {
-        let fused = fuse(&ids(&["a"]), &ids(&["b"]), 60);
+        let fused = fuse(&["a"], &["b"], 60);
         assert_eq!(fused[0].id, "a");
         assert_eq!(fused[1].keyword_rank, Some(1));
     }

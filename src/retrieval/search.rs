@@ -15,7 +15,6 @@ use crate::auth::AuthUser;
 use crate::config::{Config, RerankerConfig, RetrievalConfig};
 use crate::observe::{self, metrics};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
@@ -252,26 +251,92 @@ fn ranked_hits(hits: &[Hit]) -> String {
     observe::ranked_ids(hits.iter().map(|h| (h.chunk.chunk_id.as_str(), h.score)))
 }
 
-/// Both hit lists fused by rank, each result carrying its ranks and fused score.
+/// Both hit lists fused by rank, each result carrying its ranks and fused score. A chunk found
+/// by both searches is taken from the vector hits.
 fn fused_candidates(vector: Vec<Hit>, keyword: Vec<Hit>, rrf_k: u32) -> Vec<SearchResult> {
-    let vector_ids: Vec<String> = vector.iter().map(|h| h.chunk.chunk_id.clone()).collect();
-    let keyword_ids: Vec<String> = keyword.iter().map(|h| h.chunk.chunk_id.clone()).collect();
-    let mut chunks: HashMap<String, RetrievedChunk> = HashMap::new();
-    for hit in vector.into_iter().chain(keyword) {
-        chunks
-            .entry(hit.chunk.chunk_id.clone())
-            .or_insert(hit.chunk);
-    }
-    fuse(&vector_ids, &keyword_ids, rrf_k)
+    let ranking: Vec<(Option<usize>, Option<usize>, f64)> = {
+        let vector_ids: Vec<&str> = vector.iter().map(|h| h.chunk.chunk_id.as_str()).collect();
+        let keyword_ids: Vec<&str> = keyword.iter().map(|h| h.chunk.chunk_id.as_str()).collect();
+        fuse(&vector_ids, &keyword_ids, rrf_k)
+            .into_iter()
+            .map(|f| (f.vector_rank, f.keyword_rank, f.score))
+            .collect()
+    };
+    let mut vector: Vec<Option<RetrievedChunk>> =
+        vector.into_iter().map(|h| Some(h.chunk)).collect();
+    let mut keyword: Vec<Option<RetrievedChunk>> =
+        keyword.into_iter().map(|h| Some(h.chunk)).collect();
+    ranking
         .into_iter()
-        .filter_map(|f| {
+        .filter_map(|(vector_rank, keyword_rank, fused_score)| {
+            let chunk = match (vector_rank, keyword_rank) {
+                (Some(rank), _) => vector[rank - 1].take(),
+                (None, Some(rank)) => keyword[rank - 1].take(),
+                (None, None) => None,
+            }?;
             Some(SearchResult {
-                chunk: chunks.remove(&f.id)?,
-                vector_rank: f.vector_rank,
-                keyword_rank: f.keyword_rank,
-                fused_score: f.score,
+                chunk,
+                vector_rank,
+                keyword_rank,
+                fused_score,
                 relevance: None,
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(ids: &[&str], from: &str) -> Vec<Hit> {
+        ids.iter()
+            .map(|id| Hit {
+                chunk: RetrievedChunk {
+                    chunk_id: id.to_string(),
+                    source: from.to_string(),
+                    section: String::new(),
+                    kind: String::new(),
+                    text: String::new(),
+                },
+                score: 0.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fused_results_carry_their_chunk_once_from_the_vector_hits_first() {
+        let results = fused_candidates(
+            hits(&["a", "b"], "vector"),
+            hits(&["b", "c", "a"], "keyword"),
+            60,
+        );
+        let seen: Vec<(&str, &str, Option<usize>, Option<usize>)> = results
+            .iter()
+            .map(|r| {
+                let chunk = &r.chunk;
+                (
+                    chunk.chunk_id.as_str(),
+                    chunk.source.as_str(),
+                    r.vector_rank,
+                    r.keyword_rank,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("b", "vector", Some(2), Some(1)),
+                ("a", "vector", Some(1), Some(3)),
+                ("c", "keyword", None, Some(2)),
+            ]
+        );
+        let expected_b = 1.0 / 62.0 + 1.0 / 61.0;
+        assert!((results[0].fused_score - expected_b).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nothing_found_fuses_to_nothing() {
+        assert!(fused_candidates(Vec::new(), Vec::new(), 60).is_empty());
+    }
 }

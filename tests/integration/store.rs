@@ -278,6 +278,17 @@ async fn sqlite_keyword_ranking_reads_the_question_terms_once() {
         1,
         "{keyword_plan}"
     );
+    // The average length is read once, not per term of every candidate; one sort orders and
+    // limits the hits.
+    assert!(
+        keyword_plan.contains("SCALAR SUBQUERY 1\nSCAN keyword_stats"),
+        "{keyword_plan}"
+    );
+    assert_eq!(
+        keyword_plan.matches("TEMP B-TREE FOR ORDER BY").count(),
+        1,
+        "{keyword_plan}"
+    );
 }
 
 #[tokio::test]

@@ -31,12 +31,15 @@ static VECTOR_SCAN_SQL: LazyLock<String> =
     LazyLock::new(|| format!("SELECT c.id, c.embedding FROM chunks c WHERE {VISIBLE}"));
 
 /// The winners' text, fetched by id with the filter applied again; the chunk's columns first,
-/// as `chunk_of` reads them, then the id.
+/// as `chunk_of` reads them, then the id. The ids are joined as a table, one lookup each:
+/// `IN (SELECT …)` would first copy them into a temporary B-tree.
 static FETCH_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT c.chunk_id, d.source, c.section, c.kind, c.text, c.id
-         FROM chunks c JOIN documents d ON d.id = c.document_id
-         WHERE c.id IN (SELECT value FROM json_each(?2)) AND {VISIBLE}"
+         FROM json_each(?2) j
+         JOIN chunks c ON c.id = j.value
+         JOIN documents d ON d.id = c.document_id
+         WHERE {VISIBLE}"
     )
 });
 
@@ -223,10 +226,16 @@ pub fn weighted_terms(
     }
     let terms = serde_json::to_string(&terms).expect("strings serialize");
     let mut frequencies = connection.prepare_cached(FREQUENCIES_SQL)?;
-    let counts = frequencies
-        .query_map([terms], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-        .collect::<rusqlite::Result<Vec<(i64, String, i64)>>>()?;
-    let weighted = terms::weighted_counts(counts);
+    let mut counts = frequencies
+        .query_map([terms], |row| {
+            Ok((
+                row.get::<_, i64>(3)?,
+                (row.get(0)?, row.get(1)?, row.get(2)?),
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<(i64, (i64, String, i64))>>>()?;
+    counts.sort_unstable_by_key(|(place, _)| *place);
+    let weighted = terms::weighted_counts(counts.into_iter().map(|(_, count)| count).collect());
     Ok((!weighted.is_empty()).then(|| serde_json::to_string(&weighted).expect("terms serialize")))
 }
 
