@@ -2,8 +2,8 @@
 
 use crate::util::TestDatabase;
 use crowdvision_agent::retrieval::store::{
-    postgres::PostgresStore, sqlite::SqliteStore, ChunkStore, NewChunk, NewDocument, StoreError,
-    WriteOutcome,
+    postgres::PostgresStore, sqlite::SqliteStore, sqlite_search, ChunkStore, NewChunk, NewDocument,
+    StoreError, WriteOutcome,
 };
 use std::sync::Arc;
 
@@ -262,8 +262,132 @@ async fn sqlite_keyword_index_follows_writes_and_deletes() {
     assert_eq!(permissions, 0);
 }
 
+/// The keyword ranking as SQLite ran it in SQL until 2026-12-08, kept as the oracle of the
+/// ranking that now sums in Rust: `?1` permissions, `?2` the weighted terms as JSON, `?3` the
+/// limit.
+const SQL_RANKING: &str = "
+WITH q AS MATERIALIZED (
+         SELECT json_extract(j.value, '$.term') AS term, json_extract(j.value, '$.idf') AS idf,
+                json_extract(j.value, '$.selects') AS selects,
+                (SELECT CAST(max(words, 1) AS REAL) / max(chunks, 1) FROM keyword_stats) AS avgdl
+         FROM json_each(?2) j),
+     candidates AS (
+         SELECT DISTINCT t.chunk_id FROM q JOIN chunk_terms t ON t.term = q.term WHERE q.selects),
+     scored AS (
+         SELECT k.chunk_id AS id,
+                round(sum(q.idf * t.weight * 2.2 / (t.weight + 1.2 * (0.25 + 0.75 * l.words / q.avgdl))), 9) AS rank
+         FROM candidates k CROSS JOIN q
+         JOIN chunk_terms t ON t.term = q.term AND t.chunk_id = k.chunk_id
+         JOIN chunk_lengths l ON l.chunk_id = k.chunk_id
+         GROUP BY k.chunk_id)
+SELECT c.chunk_id, h.rank
+FROM scored h JOIN chunks c ON c.id = h.id
+WHERE c.permissions = '[]' OR EXISTS (
+    SELECT 1 FROM chunk_permissions p
+    WHERE p.chunk_id = c.id AND p.permission IN (SELECT value FROM json_each(?1)))
+ORDER BY h.rank DESC, c.chunk_id
+LIMIT ?3";
+
+/// A document of `chunks` chunks whose words are drawn from a small vocabulary by `seed`, so
+/// that terms repeat, lengths differ and scores tie now and then.
+fn worded_document(seed: u64, chunks: usize, permissions: &[&str]) -> NewDocument {
+    const WORDS: &[&str] = &[
+        "sensor", "room", "humidity", "carbon", "window", "badge", "floor", "lamp", "desk",
+        "meeting", "comfort", "alarm",
+    ];
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move |below: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % below
+    };
+    let mut document = document(
+        &format!("d{seed}.md"),
+        &format!("h{seed}"),
+        chunks,
+        permissions,
+    );
+    for chunk in &mut document.chunks {
+        let length = 1 + next(14) as usize;
+        let words: Vec<&str> = (0..length)
+            .map(|_| WORDS[next(WORDS.len() as u64) as usize])
+            .collect();
+        chunk.text = words.join(" ");
+        chunk.section = WORDS[next(WORDS.len() as u64) as usize].to_string();
+    }
+    document
+}
+
 #[tokio::test]
-async fn sqlite_keyword_ranking_reads_the_question_terms_once() {
+async fn sqlite_keyword_ranking_in_rust_matches_the_sql_ranking_to_the_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store_holding(dir.path(), &worded_document(0, 6, &[])).await;
+    for seed in 1..40 {
+        let permissions: &[&str] = match seed % 3 {
+            0 => &["admin"],
+            1 => &["staff", "admin"],
+            _ => &[],
+        };
+        store
+            .write_document(&worded_document(seed, 1 + seed as usize % 7, permissions))
+            .await
+            .unwrap();
+    }
+    let reader = rusqlite::Connection::open(dir.path().join("kb.sqlite")).unwrap();
+    let questions: &[&[&str]] = &[
+        &["sensor"],
+        &["humidity", "comfort"],
+        &["carbon", "window", "sensor", "room"],
+        &["alarm", "badge", "unknownword"],
+        &["meeting", "room", "desk", "lamp", "floor"],
+        &["unknownword"],
+    ];
+    let mut compared = 0;
+    for words in questions {
+        let terms: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        for (permissions, limit) in [
+            (vec![], 5),
+            (vec!["staff".to_string()], 20),
+            (vec!["admin".to_string()], 500),
+        ] {
+            let found: Vec<(String, f64)> = store
+                .keyword_search(&terms, &permissions, limit)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|hit| (hit.chunk.chunk_id, hit.score))
+                .collect();
+            let weighted = sqlite_search::weighted_terms(&reader, &terms).unwrap();
+            let expected: Vec<(String, f64)> = match weighted {
+                None => Vec::new(),
+                Some(question) => {
+                    let json = serde_json::to_string(&question.terms).unwrap();
+                    let allowed = serde_json::to_string(&permissions).unwrap();
+                    let mut ranking = reader.prepare(SQL_RANKING).unwrap();
+                    ranking
+                        .query_map((allowed, json, limit as i64), |row| {
+                            Ok((row.get(0)?, row.get(1)?))
+                        })
+                        .unwrap()
+                        .collect::<Result<_, _>>()
+                        .unwrap()
+                }
+            };
+            assert_eq!(
+                found, expected,
+                "{words:?} as {permissions:?}, limit {limit}"
+            );
+            compared += expected.len();
+        }
+    }
+    assert!(compared > 100, "only {compared} hits compared");
+}
+
+#[tokio::test]
+async fn sqlite_keyword_ranking_reads_postings_and_candidates_by_their_indexes() {
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite_store_holding(dir.path(), &document("a.md", "x1", 3, &[])).await;
     let terms = ["chunk".to_string(), "guide".to_string()];
@@ -271,24 +395,17 @@ async fn sqlite_keyword_ranking_reads_the_question_terms_once() {
         .search_plans(&[0.5; DIM], &terms, &[], 5)
         .await
         .unwrap();
-    // The terms' JSON becomes a table once, instead of being parsed again per candidate chunk.
-    assert!(keyword_plan.contains("MATERIALIZE q"), "{keyword_plan}");
-    assert_eq!(
-        keyword_plan.matches("SCAN j VIRTUAL TABLE").count(),
-        1,
-        "{keyword_plan}"
-    );
-    // The average length is read once, not per term of every candidate; one sort orders and
-    // limits the hits.
-    assert!(
-        keyword_plan.contains("SCALAR SUBQUERY 1\nSCAN keyword_stats"),
-        "{keyword_plan}"
-    );
-    assert_eq!(
-        keyword_plan.matches("TEMP B-TREE FOR ORDER BY").count(),
-        1,
-        "{keyword_plan}"
-    );
+    for step in [
+        "SEARCH t USING PRIMARY KEY (term=?)",
+        "SEARCH l USING INTEGER PRIMARY KEY (rowid=?)",
+        "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)",
+    ] {
+        assert!(
+            keyword_plan.contains(step),
+            "{step} missing from {keyword_plan}"
+        );
+    }
+    assert!(!keyword_plan.contains("TEMP B-TREE"), "{keyword_plan}");
 }
 
 #[tokio::test]

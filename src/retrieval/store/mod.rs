@@ -14,6 +14,7 @@ pub mod postgres;
 mod postgres_keywords;
 pub mod quota;
 pub mod sqlite;
+mod sqlite_bm25;
 mod sqlite_keywords;
 pub mod sqlite_search;
 

@@ -337,7 +337,7 @@ impl ChunkStore for SqliteStore {
         _embedding: &[f32], // the exact scan's plan does not depend on the vector
         terms: &[String],
         permissions: &[String],
-        limit: usize,
+        _limit: usize, // neither plan depends on the limit
     ) -> Result<[(&'static str, String); 2], StoreError> {
         let allowed = serde_json::to_string(permissions).expect("strings serialize");
         let terms = terms.to_vec();
@@ -346,13 +346,19 @@ impl ChunkStore for SqliteStore {
             .read(move |db| {
                 let vector_plan =
                     sqlite_search::query_plan(db, sqlite_search::vector_scan_sql(), &[&allowed])?;
-                let weighted =
-                    sqlite_search::weighted_terms(db, &terms)?.unwrap_or_else(|| "[]".to_string());
-                let keyword_plan = sqlite_search::query_plan(
-                    db,
-                    sqlite_search::keyword_sql(),
-                    &[&allowed, &weighted, &limit.to_string()],
-                )?;
+                let weighted = sqlite_search::weighted_terms(db, &terms)?;
+                let terms = weighted.map_or_else(
+                    || "[]".to_string(),
+                    |question| sqlite_search::terms_json(&question.terms),
+                );
+                let [postings, visible] = sqlite_search::keyword_sql();
+                let keyword_plan = [
+                    sqlite_search::query_plan(db, postings, &[&terms])?,
+                    // A string where the candidates' `rarray` goes reads as none: the plan
+                    // does not depend on them.
+                    sqlite_search::query_plan(db, visible, &[&allowed, "[]"])?,
+                ]
+                .join("\n");
                 Ok((vector_plan, keyword_plan))
             })
             .await?;

@@ -9,13 +9,17 @@
 //! pool, its statements prepared once per connection. Writers stay on sqlx
 //! (`sqlite.rs`); WAL lets these readers run beside them.
 
-use super::sqlite_keywords::{rank_sql, FREQUENCIES_SQL};
+use super::sqlite_bm25::{self, Posting, Ranked};
+use super::sqlite_keywords::{visible_candidates_sql, FREQUENCIES_SQL, POSTINGS_SQL, ROUNDED_SQL};
 use super::{Hit, RetrievedChunk, StoreError};
-use crate::retrieval::terms;
+use crate::retrieval::terms::{self, WeightedTerm};
+use rusqlite::types::Value;
+use rusqlite::vtab::array::Array;
 use rusqlite::{Connection, OpenFlags};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
@@ -43,15 +47,17 @@ static FETCH_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// BM25 over the keyword index (`sqlite_keywords.rs`).
-static KEYWORD_SQL: LazyLock<String> = LazyLock::new(|| rank_sql(VISIBLE));
+/// The keyword candidates the caller may see (`sqlite_keywords.rs`).
+static VISIBLE_CANDIDATES_SQL: LazyLock<String> = LazyLock::new(|| visible_candidates_sql(VISIBLE));
 
 pub fn vector_scan_sql() -> &'static str {
     &VECTOR_SCAN_SQL
 }
 
-pub fn keyword_sql() -> &'static str {
-    &KEYWORD_SQL
+/// The keyword search's two statements whose plans depend on the store: the postings read and
+/// the permission filter of the candidates.
+pub fn keyword_sql() -> [&'static str; 2] {
+    [POSTINGS_SQL, &VISIBLE_CANDIDATES_SQL]
 }
 
 /// Idle connections kept for the next search; more may be open while searches run.
@@ -135,6 +141,7 @@ impl Readers {
     fn open(&self) -> rusqlite::Result<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(&self.path, flags)?;
+        rusqlite::vtab::array::load_module(&connection)?;
         connection.busy_timeout(BUSY_TIMEOUT)?;
         connection.pragma_update(None, "query_only", true)?;
         Ok(connection)
@@ -174,13 +181,7 @@ pub fn vector_search(
     }
     let winners = best.into_sorted_vec();
     let ids: Vec<i64> = winners.iter().map(|c| c.id).collect();
-    let ids = serde_json::to_string(&ids).expect("ids serialize");
-    let mut fetch = connection.prepare_cached(&FETCH_SQL)?;
-    let mut by_id = HashMap::new();
-    let mut rows = fetch.query((allowed, ids.as_str()))?;
-    while let Some(row) = rows.next()? {
-        by_id.insert(row.get::<_, i64>(AFTER_CHUNK)?, chunk_of(row)?);
-    }
+    let mut by_id = fetch_chunks(connection, allowed, &ids)?;
     let hits = winners
         .into_iter()
         .filter_map(|c| {
@@ -193,50 +194,153 @@ pub fn vector_search(
     Ok((hits, scanned))
 }
 
-/// The `limit` best BM25 matches for `keywords` among the visible chunks, best first.
+/// The chunks of row ids `ids` the caller may see, by row id.
+fn fetch_chunks(
+    connection: &Connection,
+    allowed: &str,
+    ids: &[i64],
+) -> rusqlite::Result<HashMap<i64, RetrievedChunk>> {
+    let ids = serde_json::to_string(ids).expect("ids serialize");
+    let mut fetch = connection.prepare_cached(&FETCH_SQL)?;
+    let mut by_id = HashMap::with_capacity(ids.len());
+    let mut rows = fetch.query((allowed, ids.as_str()))?;
+    while let Some(row) = rows.next()? {
+        by_id.insert(row.get::<_, i64>(AFTER_CHUNK)?, chunk_of(row)?);
+    }
+    Ok(by_id)
+}
+
+/// The `limit` best BM25 matches for `keywords` among the visible chunks, best first: the
+/// postings read by the index, summed in `sqlite_bm25`, the candidates filtered by permission
+/// and their scores rounded in SQL, the winners' text read last.
 pub fn keyword_search(
     connection: &Connection,
     keywords: &[String],
     allowed: &str,
     limit: usize,
 ) -> rusqlite::Result<Vec<Hit>> {
-    let Some(weighted) = weighted_terms(connection, keywords)? else {
+    let Some(question) = weighted_terms(connection, keywords)? else {
         return Ok(Vec::new());
     };
-    let mut rank = connection.prepare_cached(keyword_sql())?;
-    let mut rows = rank.query((allowed, weighted.as_str(), limit as i64))?;
-    let mut hits = Vec::new();
-    while let Some(row) = rows.next()? {
-        hits.push(Hit {
-            chunk: chunk_of(row)?,
-            score: row.get(AFTER_CHUNK)?,
-        });
-    }
-    Ok(hits)
+    let postings = postings(connection, &question.terms)?;
+    let sums = sqlite_bm25::candidate_sums(&question.terms, question.average_length, &postings);
+    let visible = visible_candidates(connection, allowed, &sums)?;
+    let scores = rounded(connection, visible.iter().map(|(_, _, sum)| *sum))?;
+    let ranked = visible
+        .into_iter()
+        .zip(scores)
+        .map(|((row, chunk_id, _), score)| Ranked {
+            row,
+            chunk_id,
+            score,
+        })
+        .collect();
+    let winners = sqlite_bm25::best(ranked, limit);
+    let ids: Vec<i64> = winners.iter().map(|w| w.row).collect();
+    let mut by_id = fetch_chunks(connection, allowed, &ids)?;
+    Ok(winners
+        .into_iter()
+        .filter_map(|w| {
+            by_id.remove(&w.row).map(|chunk| Hit {
+                chunk,
+                score: w.score,
+            })
+        })
+        .collect())
 }
 
-/// The terms to rank by, weighted, as the keyword SQL's `?2`; `None` when no chunk holds any.
+/// The question's terms as the store ranks by them, and the store's average chunk length.
+pub struct WeightedQuestion {
+    pub terms: Vec<WeightedTerm>,
+    pub average_length: f64,
+}
+
+/// The terms to rank by, weighted; `None` when no chunk holds any.
 pub fn weighted_terms(
     connection: &Connection,
     keywords: &[String],
-) -> rusqlite::Result<Option<String>> {
+) -> rusqlite::Result<Option<WeightedQuestion>> {
     let terms = terms::query_terms(keywords);
     if terms.is_empty() {
         return Ok(None);
     }
     let terms = serde_json::to_string(&terms).expect("strings serialize");
     let mut frequencies = connection.prepare_cached(FREQUENCIES_SQL)?;
+    let mut average_length = 1.0;
     let mut counts = frequencies
         .query_map([terms], |row| {
             Ok((
                 row.get::<_, i64>(3)?,
                 (row.get(0)?, row.get(1)?, row.get(2)?),
+                row.get::<_, f64>(4)?,
             ))
         })?
+        .map(|row| {
+            row.map(|(place, count, average)| {
+                average_length = average;
+                (place, count)
+            })
+        })
         .collect::<rusqlite::Result<Vec<(i64, (i64, String, i64))>>>()?;
     counts.sort_unstable_by_key(|(place, _)| *place);
-    let weighted = terms::weighted_counts(counts.into_iter().map(|(_, count)| count).collect());
-    Ok((!weighted.is_empty()).then(|| serde_json::to_string(&weighted).expect("terms serialize")))
+    let terms = terms::weighted_counts(counts.into_iter().map(|(_, count)| count).collect());
+    Ok((!terms.is_empty()).then_some(WeightedQuestion {
+        terms,
+        average_length,
+    }))
+}
+
+/// The weighted terms as `POSTINGS_SQL`'s `?1`.
+pub fn terms_json(terms: &[WeightedTerm]) -> String {
+    let words: Vec<&str> = terms.iter().map(|t| t.term.as_str()).collect();
+    serde_json::to_string(&words).expect("strings serialize")
+}
+
+fn postings(connection: &Connection, terms: &[WeightedTerm]) -> rusqlite::Result<Vec<Posting>> {
+    let mut read = connection.prepare_cached(POSTINGS_SQL)?;
+    let rows = read.query_map([terms_json(terms)], |row| {
+        Ok(Posting {
+            place: row.get::<_, i64>(0)? as usize,
+            chunk: row.get(1)?,
+            weight: row.get(2)?,
+            words: row.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The candidates (row id, unrounded score) the caller may see, with their chunk ids, in the
+/// order of `sums`.
+fn visible_candidates(
+    connection: &Connection,
+    allowed: &str,
+    sums: &[(i64, f64)],
+) -> rusqlite::Result<Vec<(i64, String, f64)>> {
+    if sums.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Array = Rc::new(sums.iter().map(|(row, _)| Value::Integer(*row)).collect());
+    let mut filter = connection.prepare_cached(&VISIBLE_CANDIDATES_SQL)?;
+    let mut names: HashMap<i64, String> = filter
+        .query_map((allowed, rows), |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(sums
+        .iter()
+        .filter_map(|(row, sum)| names.remove(row).map(|name| (*row, name, *sum)))
+        .collect())
+}
+
+/// `sums` rounded to 9 decimals by SQLite's `round()`, in order.
+fn rounded(connection: &Connection, sums: impl Iterator<Item = f64>) -> rusqlite::Result<Vec<f64>> {
+    let values: Array = Rc::new(sums.map(Value::Real).collect());
+    if values.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut round = connection.prepare_cached(ROUNDED_SQL)?;
+    let rounded = round
+        .query_map([values], |row| row.get(0))?
+        .collect::<rusqlite::Result<Vec<f64>>>()?;
+    Ok(rounded)
 }
 
 /// SQLite's plan for `sql` with `binds`, one line per step.
