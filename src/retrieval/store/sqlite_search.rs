@@ -200,9 +200,9 @@ fn fetch_chunks(
     allowed: &str,
     ids: &[i64],
 ) -> rusqlite::Result<HashMap<i64, RetrievedChunk>> {
+    let mut by_id = HashMap::with_capacity(ids.len());
     let ids = serde_json::to_string(ids).expect("ids serialize");
     let mut fetch = connection.prepare_cached(&FETCH_SQL)?;
-    let mut by_id = HashMap::with_capacity(ids.len());
     let mut rows = fetch.query((allowed, ids.as_str()))?;
     while let Some(row) = rows.next()? {
         by_id.insert(row.get::<_, i64>(AFTER_CHUNK)?, chunk_of(row)?);
