@@ -21,8 +21,9 @@ const GLOBEX: &str =
 
 const CODE_QUESTION: &str = "What is the fan override code of the ventilation?";
 const OCCUPANCY_QUESTION: &str = "How many people are in room hq-101 of acme-hq right now?";
-/// On the administrators-only page alone.
-const SECRET_FACT: &str = "4711";
+/// On the administrators-only page alone. Letters in it: digits alone turned up inside a
+/// share's timestamps (`expires_ms` 1796954711177) and failed the leak check by chance.
+const SECRET_FACT: &str = "FX4711";
 
 /// The marker of the passage holding `fact` in the request: the last `[^id]` or `chunk_id`
 /// before it.
@@ -96,7 +97,7 @@ async fn server(extra: &[(&str, &str)]) -> (Running, tempfile::TempDir, String) 
         (
             "admin.md",
             "---\npermissions: [business_admin]\n---\n# Fan override\n\nThe fan override code \
-             of the ventilation is 4711.\n",
+             of the ventilation is FX4711.\n",
         ),
     ]);
     let database = knowledge_base.1.clone();
