@@ -152,7 +152,8 @@ pub fn weighted_counts(counts: Vec<(i64, String, i64)>) -> Vec<WeightedTerm> {
     weighted(chunks, &frequencies)
 }
 
-/// A chunk's score for one term, as both stores' SQL computes it (a reference for tests).
+/// A chunk's score for one term: PostgreSQL's ranking SQL computes it the same way, and the
+/// embedded store sums it in `store::sqlite_bm25`.
 pub fn term_score(idf: f64, weight: f64, length: f64, average_length: f64) -> f64 {
     idf * weight * (K1 + 1.0) / (weight + K1 * (1.0 - B + B * length / average_length))
 }

@@ -179,35 +179,33 @@ pub fn vector_search(
     if best.is_empty() {
         return Ok((Vec::new(), scanned));
     }
-    let winners = best.into_sorted_vec();
-    let ids: Vec<i64> = winners.iter().map(|c| c.id).collect();
-    let mut by_id = fetch_chunks(connection, allowed, &ids)?;
-    let hits = winners
+    let winners = best
+        .into_sorted_vec()
         .into_iter()
-        .filter_map(|c| {
-            by_id.remove(&c.id).map(|chunk| Hit {
-                chunk,
-                score: f64::from(c.score),
-            })
-        })
-        .collect();
-    Ok((hits, scanned))
+        .map(|c| (c.id, f64::from(c.score)));
+    Ok((winning_hits(connection, allowed, winners)?, scanned))
 }
 
-/// The chunks of row ids `ids` the caller may see, by row id.
-fn fetch_chunks(
+/// The hits of `winners` (row id, score), in their order, with their chunks' text: only those
+/// the caller may see, as the filter is applied again.
+fn winning_hits(
     connection: &Connection,
     allowed: &str,
-    ids: &[i64],
-) -> rusqlite::Result<HashMap<i64, RetrievedChunk>> {
-    let mut by_id = HashMap::with_capacity(ids.len());
-    let ids = serde_json::to_string(ids).expect("ids serialize");
+    winners: impl Iterator<Item = (i64, f64)>,
+) -> rusqlite::Result<Vec<Hit>> {
+    let winners: Vec<(i64, f64)> = winners.collect();
+    let ids: Vec<i64> = winners.iter().map(|(row, _)| *row).collect();
+    let ids = serde_json::to_string(&ids).expect("ids serialize");
+    let mut by_id = HashMap::with_capacity(winners.len());
     let mut fetch = connection.prepare_cached(&FETCH_SQL)?;
     let mut rows = fetch.query((allowed, ids.as_str()))?;
     while let Some(row) = rows.next()? {
         by_id.insert(row.get::<_, i64>(AFTER_CHUNK)?, chunk_of(row)?);
     }
-    Ok(by_id)
+    Ok(winners
+        .into_iter()
+        .filter_map(|(row, score)| by_id.remove(&row).map(|chunk| Hit { chunk, score }))
+        .collect())
 }
 
 /// The `limit` best BM25 matches for `keywords` among the visible chunks, best first: the
@@ -235,18 +233,10 @@ pub fn keyword_search(
             score,
         })
         .collect();
-    let winners = sqlite_bm25::best(ranked, limit);
-    let ids: Vec<i64> = winners.iter().map(|w| w.row).collect();
-    let mut by_id = fetch_chunks(connection, allowed, &ids)?;
-    Ok(winners
+    let winners = sqlite_bm25::best(ranked, limit)
         .into_iter()
-        .filter_map(|w| {
-            by_id.remove(&w.row).map(|chunk| Hit {
-                chunk,
-                score: w.score,
-            })
-        })
-        .collect())
+        .map(|w| (w.row, w.score));
+    winning_hits(connection, allowed, winners)
 }
 
 /// The question's terms as the store ranks by them, and the store's average chunk length.
@@ -266,8 +256,7 @@ pub fn weighted_terms(
     }
     let terms = serde_json::to_string(&terms).expect("strings serialize");
     let mut frequencies = connection.prepare_cached(FREQUENCIES_SQL)?;
-    let mut average_length = 1.0;
-    let mut counts = frequencies
+    let mut rows = frequencies
         .query_map([terms], |row| {
             Ok((
                 row.get::<_, i64>(3)?,
@@ -275,15 +264,11 @@ pub fn weighted_terms(
                 row.get::<_, f64>(4)?,
             ))
         })?
-        .map(|row| {
-            row.map(|(place, count, average)| {
-                average_length = average;
-                (place, count)
-            })
-        })
-        .collect::<rusqlite::Result<Vec<(i64, (i64, String, i64))>>>()?;
-    counts.sort_unstable_by_key(|(place, _)| *place);
-    let terms = terms::weighted_counts(counts.into_iter().map(|(_, count)| count).collect());
+        .collect::<rusqlite::Result<Vec<(i64, (i64, String, i64), f64)>>>()?;
+    // Every row carries the same average, and there is a row per question term.
+    let average_length = rows.first().map_or(1.0, |(_, _, average)| *average);
+    rows.sort_unstable_by_key(|(place, _, _)| *place);
+    let terms = terms::weighted_counts(rows.into_iter().map(|(_, count, _)| count).collect());
     Ok((!terms.is_empty()).then_some(WeightedQuestion {
         terms,
         average_length,
